@@ -1,0 +1,70 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Our own targets build with warnings as errors; dependencies keep their own settings.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "Haul",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "HaulKit", targets: ["HaulKit"]),
+        .executable(name: "haul", targets: ["haul"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    ],
+    targets: [
+        // The engine: transport, storage, engine, scheduling. No CLI or server dependency.
+        .target(
+            name: "HaulKit",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
+        // The `haul` command-line tool: a thin adapter over HaulKit's public API.
+        .executableTarget(
+            name: "haul",
+            dependencies: [
+                "HaulKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // Test helpers shared by every test target, never shipped: the test origin, a mock clock, temp dirs.
+        .target(
+            name: "HaulTestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HaulKitTests",
+            dependencies: ["HaulKit", "HaulTestSupport"],
+            swiftSettings: strict
+        ),
+        // Runs the built `haul` binary as a child process (crash tests, CLI behaviour).
+        .testTarget(
+            name: "HaulEndToEndTests",
+            dependencies: ["haul", "HaulKit", "HaulTestSupport"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,410 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+
+/// Runs one download to its end: requests, validates, streams to the part file, retries, resumes, verifies,
+/// and moves the finished file into place. Owned by one task; shares only its ``TransferState``.
+///
+/// See `docs/resume-and-durability.md` for the rules this type implements.
+struct DownloadJob {
+    /// How a run of the job ended.
+    enum Outcome: Sendable {
+        case completed(DownloadRecord, file: URL)
+        case failed(DownloadRecord, DownloadError)
+        /// Cancelled (pause, remove, shutdown); the partial data is checkpointed.
+        case stopped(DownloadRecord)
+
+        var record: DownloadRecord {
+            switch self {
+            case .completed(let record, _), .failed(let record, _), .stopped(let record): record
+            }
+        }
+    }
+
+    /// How one request ended, when it did not throw.
+    private enum AttemptResult {
+        case completed
+        /// The body ended cleanly before the end of the file (a server that sends shorter ranges).
+        case incomplete
+        /// The partial data was discarded; fetch again from byte 0.
+        case refetch(RestartReason)
+    }
+
+    private(set) var record: DownloadRecord
+    let state: TransferState
+    let limiter: RateLimiter
+    let environment: JobEnvironment
+    private var rangesUsable = true
+
+    init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
+        self.record = record
+        self.state = state
+        self.limiter = limiter
+        self.environment = environment
+    }
+
+    private var id: DownloadID { record.downloadID }
+    private var settings: EngineSettings { environment.settings }
+    private var logger: Logger {
+        var logger = settings.logger
+        logger[metadataKey: "download"] = "\(id)"
+        return logger
+    }
+
+    // MARK: - Run
+
+    mutating func run() async -> Outcome {
+        let monitor = JobMonitor(id: id, state: state, environment: environment)
+        let monitorTask = Task { await monitor.run() }
+        let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
+            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state)
+            return Task { try await follower.digest() }
+        }
+
+        let outcome = await runAttempts(follower: follower)
+
+        follower?.cancel()
+        _ = await follower?.result
+        monitorTask.cancel()
+        await monitorTask.value
+        if case .completed = outcome {
+        } else {
+            // Checkpoint what is there, so a resume starts from all of it.
+            monitor.checkpoint()
+            state.current.file?.close()
+        }
+        state.update {
+            $0.file = nil
+            $0.activeConnections = 0
+            $0.bytesPerSecond = 0
+        }
+        var final = outcome.record
+        if case .completed = outcome {} else if let refreshed = try? environment.store.fetch(id) {
+            // Pick up the checkpointed byte count.
+            final.durableBytes = refreshed.durableBytes
+            final.bootID = refreshed.bootID
+        }
+        switch outcome {
+        case .completed(_, let file): return .completed(final, file: file)
+        case .failed(_, let error): return .failed(final, error)
+        case .stopped: return .stopped(final)
+        }
+    }
+
+    private mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
+        do {
+            if let file = try prepare() { return .completed(record, file: file) }
+        } catch {
+            return .failed(record, error)
+        }
+        var failures = 0
+        var verifyOverlap = state.current.written > 0
+        while true {
+            if Task.isCancelled { return .stopped(record) }
+            let transferredBefore = state.current.transferred
+            do {
+                switch try await attempt(verifyingOverlap: verifyOverlap) {
+                case .completed:
+                    return .completed(record, file: try await finish(follower: follower))
+                case .incomplete:
+                    failures = 0
+                case .refetch:
+                    break
+                }
+                verifyOverlap = false
+            } catch {
+                if Task.isCancelled || error is CancellationError { return .stopped(record) }
+                let failure = DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
+                logger.debug("attempt failed", metadata: ["error": "\(failure)"])
+                guard failure.isTransient else { return .failed(record, failure) }
+                let progressed = state.current.transferred > transferredBefore
+                failures = progressed ? 1 : failures + 1
+                if failures >= settings.retry.maxAttempts {
+                    return .failed(record, failure.givingUp(after: failures))
+                }
+                let delay = settings.retry.delay(
+                    afterFailure: failures, retryAfter: failure.retryAfter, random: Double.random(in: 0...1))
+                environment.events.yield(id, .retrying(failure, attempt: failures, delay: delay))
+                do {
+                    try await settings.clock.sleep(for: delay)
+                } catch {
+                    return .stopped(record)
+                }
+                verifyOverlap = false
+            }
+        }
+    }
+
+    // MARK: - Before the first request
+
+    /// Works out how much of the part file can be trusted, and cuts off the rest.
+    ///
+    /// Returns the destination when an earlier run had already finished and only the rename was left.
+    private mutating func prepare() throws(DownloadError) -> URL? {
+        state.update {
+            $0.generation = record.generation
+            $0.total = record.totalBytes
+            $0.written = 0
+        }
+        if record.finalizing, let file = try finishInterruptedFinalization() { return file }
+        guard record.hasPartData, let partPath = record.partPath else { return nil }
+
+        let partSize: Int64
+        switch FileSystem.entry(at: partPath) {
+        case .regularFile(let size): partSize = size
+        case .none: partSize = 0
+        case .symbolicLink:
+            throw .destinationNotWritable(path: partPath, reason: "it is a symbolic link, which Haul never follows")
+        case .directory, .other:
+            throw .destinationNotWritable(path: partPath, reason: "something other than a file is in the way")
+        }
+        // Same boot: the page cache kept every byte `write` accepted, even if the process died.
+        // Another boot: only the bytes synced before the last checkpoint are certain.
+        let sameBoot = record.bootID != nil && record.bootID == BootIdentity.current
+        var trusted = sameBoot ? partSize : min(partSize, record.durableBytes)
+        if let total = record.totalBytes, trusted > total { trusted = 0 }
+
+        let file = try PartFile(path: partPath, truncate: false)
+        state.update { $0.file = file }
+        if trusted < partSize { try file.truncate(to: trusted) }
+        try file.sync()
+        record.durableBytes = trusted
+        record.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        state.update { $0.written = trusted }
+        logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
+        return nil
+    }
+
+    /// Completes a rename that a previous run had committed to but may not have done.
+    private mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
+        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.totalBytes
+        else { return nil }
+        if FileSystem.entry(at: partPath) == .regularFile(size: total) {
+            try FileSystem.rename(partPath, to: destination)
+            FileSystem.syncDirectory(FileSystem.parent(of: destination))
+            return URL(fileURLWithPath: destination)
+        }
+        if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
+            return URL(fileURLWithPath: destination)
+        }
+        // Neither is as it was left: start again.
+        record.finalizing = false
+        record.hasPartData = false
+        try environment.store.saveTransfer(record)
+        return nil
+    }
+
+    // MARK: - One request
+
+    private mutating func attempt(verifyingOverlap: Bool) async throws -> AttemptResult {
+        let written = state.current.written
+        let overlap = verifyingOverlap ? min(written, settings.resumeOverlap) : 0
+        let request = RangeRequest(start: written - overlap, overlap: overlap)
+        let response = try await send(request)
+        let head = ResponseHead(response, now: Date())
+        let decision = ResponseEvaluator.evaluate(
+            head, request: request, recorded: record.validator, url: record.url,
+            policy: record.options.onResourceChange)
+        logger.debug(
+            "response", metadata: ["status": "\(head.status)", "start": "\(request.start)", "decision": "\(decision)"])
+
+        switch decision {
+        case .retry(let error), .fail(let error):
+            throw error
+        case .alreadyComplete(let total):
+            record.totalBytes = total
+            state.update { $0.total = total }
+            return .completed
+        case .refetchFromStart(let reason, let detail):
+            logger.info("restarting", metadata: ["reason": "\(reason)", "detail": "\(detail)"])
+            if reason == .rangeMismatch { rangesUsable = false }
+            try rewind(to: 0, because: reason)
+            return .refetch(reason)
+        case .write(let offset, let validator, let restart):
+            if let restart {
+                try rewind(to: 0, because: restart)
+            }
+            record.finalURL = response.url?.absoluteString ?? record.url
+            if record.hasPartData {
+                if record.totalBytes == nil, let total = validator.totalBytes {
+                    record.totalBytes = total
+                    try environment.store.saveTransfer(record)
+                }
+            } else {
+                try await beginPartData(validator, head: head)
+            }
+            state.update { $0.total = record.totalBytes }
+            return try await receive(
+                response.body, from: offset, verifying: restart == nil ? overlap : 0, contentLength: head.contentLength)
+        }
+    }
+
+    private func send(_ request: RangeRequest) async throws -> HTTPClientResponse {
+        let custom = record.options.headers
+        var headers: [(String, String)] = []
+        if !custom.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append(("User-Agent", settings.userAgent))
+        }
+        headers.append(("Accept-Encoding", "identity"))
+        if rangesUsable {
+            headers.append(("Range", "bytes=\(request.start)-"))
+            if request.start > 0, let ifRange = record.validator?.ifRange {
+                headers.append(("If-Range", ifRange))
+            }
+        }
+        for field in custom
+        where !["range", "if-range", "accept-encoding"].contains(field.name.lowercased()) {
+            headers.append((field.name, field.value))
+        }
+        state.update { $0.activeConnections = 1 }
+        return try await environment.transport.get(record.url, headers: headers, logger: logger)
+    }
+
+    /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
+    private mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead) async throws {
+        if record.destinationPath == nil {
+            guard case .directory(let directory) = record.requestedDestination else {
+                throw DownloadError.internalError("download \(id) has no destination")
+            }
+            let url = URL(string: record.finalURL ?? record.url) ?? URL(string: record.url)!
+            let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
+            record.destinationPath = try await environment.reserveDestination(id, directory.path, name)
+        }
+        guard let partPath = record.partPath, let destination = record.destinationPath else {
+            throw DownloadError.internalError("download \(id) has no destination")
+        }
+        if state.current.file == nil {
+            try FileSystem.createDirectory(FileSystem.parent(of: destination))
+            // A part file that exists without validators of ours is never trusted: start it empty.
+            let file = try PartFile(path: partPath, truncate: true)
+            state.update { $0.file = file }
+        }
+        record.record(validator)
+        record.hasPartData = true
+        record.durableBytes = 0
+        record.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+    }
+
+    /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
+    private mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
+        let generation = state.update {
+            $0.generation += 1
+            $0.written = offset
+            $0.finished = false
+            return $0.generation
+        }
+        try state.current.file?.truncate(to: offset)
+        record.generation = generation
+        record.durableBytes = min(record.durableBytes, offset)
+        if offset == 0 { record.hasPartData = false }
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        if let reason {
+            environment.events.yield(id, .restarted(reason))
+        }
+    }
+
+    /// Streams `body` into the part file from `offset`, first comparing `verifying` bytes with what is on disk.
+    private mutating func receive(
+        _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?
+    ) async throws -> AttemptResult {
+        guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
+        let total = record.totalBytes
+        var position = offset
+        var received: Int64 = 0
+        var unverified = Int(overlap)
+        var onDisk: [UInt8] = []
+        if unverified > 0 {
+            let read = try file.read(into: &onDisk, count: unverified, at: offset)
+            guard read == unverified else { throw DownloadError.internalError("part file shorter than recorded") }
+        }
+        var verifiedSoFar = 0
+
+        for try await chunk in body {
+            var chunk = chunk
+            received += Int64(chunk.readableBytes)
+            if unverified > 0 {
+                let count = min(unverified, chunk.readableBytes)
+                let same = chunk.withUnsafeReadableBytes { incoming in
+                    onDisk.withUnsafeBytes { disk in
+                        memcmp(incoming.baseAddress!, disk.baseAddress! + verifiedSoFar, count) == 0
+                    }
+                }
+                guard same else {
+                    logger.info("bytes before the resume point differ from the disk; starting over")
+                    try rewind(to: 0, because: .contentMismatch)
+                    return .refetch(.contentMismatch)
+                }
+                chunk.moveReaderIndex(forwardBy: count)
+                unverified -= count
+                verifiedSoFar += count
+                position += Int64(count)
+                state.update { $0.transferred += Int64(count) }
+                if chunk.readableBytes == 0 { continue }
+            }
+            let count = chunk.readableBytes
+            if let total, position + Int64(count) > total {
+                throw DownloadError.malformedResponse("the server sent more than the \(total) bytes it announced")
+            }
+            try file.write(chunk, at: position)
+            position += Int64(count)
+            state.didWrite(count, through: position)
+            let pause = max(limiter.delay(for: count), environment.globalLimiter.delay(for: count))
+            if pause > .zero { try await Task.sleep(for: pause) }
+        }
+
+        if let contentLength, received < contentLength {
+            throw DownloadError.responseTruncated(received: received, expected: contentLength)
+        }
+        if unverified > 0 {
+            throw DownloadError.responseTruncated(received: received, expected: overlap)
+        }
+        if let total {
+            return position >= total ? .completed : .incomplete
+        }
+        // No length was announced and the body ended cleanly: that is the whole file.
+        record.totalBytes = position
+        state.update { $0.total = position }
+        return .completed
+    }
+
+    // MARK: - Finishing
+
+    /// Verifies, syncs and renames the complete part file into place; returns the destination.
+    private mutating func finish(follower: Task<String, any Error>?) async throws -> URL {
+        guard let file = state.current.file, let partPath = record.partPath, let destination = record.destinationPath
+        else { throw DownloadError.internalError("download \(id) finished without a part file") }
+        let total = state.update {
+            $0.finished = true
+            $0.total = $0.total ?? $0.written
+            return $0.written
+        }
+        if let checksum = record.options.checksum, let follower {
+            let digest = try await follower.value
+            if digest != checksum.hex {
+                try rewind(to: 0, because: nil)
+                try FileSystem.removeFile(partPath)
+                file.close()
+                state.update { $0.file = nil }
+                environment.events.yield(id, .restarted(.checksumMismatch))
+                throw DownloadError.checksumMismatch(expected: checksum, actual: digest)
+            }
+        }
+        try file.sync()
+        record.totalBytes = total
+        record.durableBytes = total
+        record.finalizing = true
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        file.close()
+        state.update { $0.file = nil }
+        try FileSystem.rename(partPath, to: destination)
+        FileSystem.syncDirectory(FileSystem.parent(of: destination))
+        return URL(fileURLWithPath: destination)
+    }
+}

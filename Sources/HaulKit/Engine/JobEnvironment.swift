@@ -1,0 +1,26 @@
+import Logging
+
+/// The engine settings a job runs with, taken from the manager's configuration.
+struct EngineSettings: Sendable {
+    var retry: RetryPolicy
+    var stallTimeout: Duration
+    /// Bytes re-fetched before a resume point and compared with the disk.
+    var resumeOverlap: Int64
+    var checkpointInterval: Duration
+    var progressInterval: Duration
+    var userAgent: String
+    /// The clock that times retry delays (a mock clock in tests).
+    var clock: any Clock<Duration>
+    var logger: Logger
+}
+
+/// Everything a job needs from its manager.
+struct JobEnvironment: Sendable {
+    let transport: HTTPTransport
+    let store: DownloadStore
+    let events: EventHub
+    let settings: EngineSettings
+    let globalLimiter: RateLimiter
+    /// Asks the manager for a free path for `name` in `directory` and records it for the download.
+    let reserveDestination: @Sendable (_ id: DownloadID, _ directory: String, _ name: String) async throws(DownloadError) -> String
+}

@@ -1,0 +1,40 @@
+/// How transient failures are retried: exponential backoff with jitter, honouring `Retry-After`.
+public struct RetryPolicy: Sendable, Hashable {
+    /// Attempts in a row that made no progress before giving up (an attempt that wrote bytes resets the count).
+    public var maxAttempts: Int = 10
+    /// Delay before the first retry. Default 1 s.
+    public var initialDelay: Duration = .seconds(1)
+    /// Growth factor per failed attempt. Default 2.
+    public var multiplier: Double = 2
+    /// Longest delay between attempts. Default 60 s.
+    public var maxDelay: Duration = .seconds(60)
+    /// Share of each delay that is randomised (0 = none, 1 = full jitter). Default 0.5.
+    public var jitter: Double = 0.5
+    /// Longest `Retry-After` that is honoured; longer requests are waited for this long. Default 1 hour.
+    public var maxRetryAfter: Duration = .seconds(3600)
+
+    public init() {}
+
+    /// The delay before retrying after the `failure`-th failure in a row (1-based).
+    ///
+    /// - Parameters:
+    ///   - retryAfter: what the server asked for, if anything; the delay is never shorter.
+    ///   - random: a number in 0…1 that picks the jitter (pass `Double.random(in: 0...1)`).
+    public func delay(afterFailure failure: Int, retryAfter: Duration?, random: Double) -> Duration {
+        let exponent = Double(max(0, failure - 1))
+        let base = min(seconds(maxDelay), seconds(initialDelay) * pow(multiplier, exponent))
+        let jitterShare = min(1, max(0, jitter))
+        let jittered = base * (1 - jitterShare) + base * jitterShare * min(1, max(0, random))
+        var delay = Duration.milliseconds(Int64((jittered * 1000).rounded()))
+        if let retryAfter {
+            delay = max(delay, min(retryAfter, maxRetryAfter))
+        }
+        return delay
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+import Foundation

@@ -1,0 +1,46 @@
+import Synchronization
+
+/// The live state of one running download, shared by its receive loop, its monitor (progress and checkpoints),
+/// its checksum follower and the manager's snapshots. Every access is one short lock.
+final class TransferState: Sendable {
+    struct Values: Sendable {
+        /// Contiguous bytes in the part file from offset 0.
+        var written: Int64 = 0
+        /// The complete size when known.
+        var total: Int64?
+        /// Bumped whenever the part file is cut back: checkpoints and hashes of an older generation are void.
+        var generation: Int64 = 0
+        /// Bytes received from the network in this run, including re-verified ones (for the speed gauge).
+        var transferred: Int64 = 0
+        var bytesPerSecond: Double = 0
+        var activeConnections = 0
+        /// True once the last byte is written and `total` is final.
+        var finished = false
+        /// The part file being written, once its name is known.
+        var file: PartFile?
+    }
+
+    private let values: Mutex<Values>
+
+    init(_ initial: Values) { values = Mutex(initial) }
+
+    var current: Values { values.withLock { $0 } }
+
+    func update<T>(_ body: (inout Values) -> T) -> T { values.withLock { body(&$0) } }
+
+    /// Records `count` new bytes written right after `written`.
+    func didWrite(_ count: Int, through end: Int64) {
+        values.withLock {
+            $0.written = end
+            $0.transferred += Int64(count)
+        }
+    }
+
+    var progress: DownloadProgress {
+        values.withLock {
+            DownloadProgress(
+                receivedBytes: $0.written, expectedBytes: $0.total, bytesPerSecond: $0.bytesPerSecond,
+                activeConnections: $0.activeConnections)
+        }
+    }
+}

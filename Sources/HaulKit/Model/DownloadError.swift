@@ -1,0 +1,249 @@
+/// Why a download stopped or is retrying: what happened, what to do, and whether trying again can help.
+///
+/// Errors carry a stable numeric ``code`` (shared by the CLI's exit status, the database and the RPC API)
+/// and ``isTransient``, which the retry loop uses: transient errors are retried with backoff, others end the
+/// download. New errors are added as new static constructors, so callers never break.
+public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable number for each kind of error. Never renumbered.
+    public struct Code: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Connection refused, reset or closed, DNS failure.
+        public static let networkFailure = Code(rawValue: 1)
+        /// No bytes arrived for the stall timeout.
+        public static let stalled = Code(rawValue: 2)
+        /// The response ended before all promised bytes arrived.
+        public static let responseTruncated = Code(rawValue: 3)
+        /// The server answered 5xx.
+        public static let serverError = Code(rawValue: 4)
+        /// The server answered 429 or 408.
+        public static let rateLimited = Code(rawValue: 5)
+        /// The server answered 4xx (other than 408 and 429).
+        public static let httpClientError = Code(rawValue: 6)
+        /// More than the allowed number of redirects.
+        public static let tooManyRedirects = Code(rawValue: 7)
+        /// A redirect led back to a URL already visited.
+        public static let redirectLoop = Code(rawValue: 8)
+        /// The response broke HTTP's rules (bad framing, bad length, contradictory headers).
+        public static let malformedResponse = Code(rawValue: 9)
+        /// A `206` whose `Content-Range` did not match the request.
+        public static let rangeMismatch = Code(rawValue: 10)
+        /// The remote file changed and the download was told to fail rather than restart.
+        public static let resourceChanged = Code(rawValue: 11)
+        /// The server ignored a range request and the download was told to fail rather than restart.
+        public static let serverIgnoredRange = Code(rawValue: 12)
+        /// The finished file's digest differs from the expected checksum.
+        public static let checksumMismatch = Code(rawValue: 13)
+        /// No space left on the device.
+        public static let diskFull = Code(rawValue: 14)
+        /// The destination cannot be created or written (permissions, read-only, a symlink in the way).
+        public static let destinationNotWritable = Code(rawValue: 15)
+        /// Another file-system error.
+        public static let fileSystem = Code(rawValue: 16)
+        /// The URL is not an http(s) URL Haul can fetch.
+        public static let invalidURL = Code(rawValue: 17)
+        /// The TLS handshake failed (certificate, protocol).
+        public static let tlsFailure = Code(rawValue: 18)
+        /// An argument to the API or CLI is invalid.
+        public static let invalidRequest = Code(rawValue: 19)
+        /// No download has that identifier.
+        public static let unknownDownload = Code(rawValue: 20)
+        /// The state database cannot be opened or written.
+        public static let stateDatabase = Code(rawValue: 21)
+        /// An internal invariant failed; please report it.
+        public static let internalError = Code(rawValue: 99)
+
+        public var description: String { String(rawValue) }
+    }
+
+    /// The kind of error; stable across versions.
+    public let code: Code
+    /// What happened, in one sentence.
+    public let summary: String
+    /// What the user can do about it.
+    public let suggestion: String
+    /// True when trying again later may succeed; the retry loop retries only these.
+    public let isTransient: Bool
+    /// The HTTP status that caused the error, if any.
+    public let httpStatus: Int?
+    /// How long the server asked us to wait (`Retry-After`), if it did.
+    public let retryAfter: Duration?
+
+    /// Rebuilds an error from its stored parts (e.g. read back from the state database).
+    public init(
+        code: Code, summary: String, suggestion: String, isTransient: Bool, httpStatus: Int? = nil,
+        retryAfter: Duration? = nil
+    ) {
+        self.code = code
+        self.summary = summary
+        self.suggestion = suggestion
+        self.isTransient = isTransient
+        self.httpStatus = httpStatus
+        self.retryAfter = retryAfter
+    }
+
+    /// `summary: suggestion`, one line.
+    public var description: String { "\(summary): \(suggestion)" }
+
+    /// The same error, noting that it ended the download after `attempts` tries.
+    func givingUp(after attempts: Int) -> DownloadError {
+        DownloadError(
+            code: code, summary: "\(summary) (gave up after \(attempts) attempts)", suggestion: suggestion,
+            isTransient: isTransient, httpStatus: httpStatus, retryAfter: retryAfter)
+    }
+}
+
+// MARK: - Constructors
+
+extension DownloadError {
+    public static func networkFailure(_ detail: String) -> DownloadError {
+        .init(
+            code: .networkFailure, summary: "network failure: \(detail)",
+            suggestion: "check the connection and the host name; Haul retries and resumes on its own",
+            isTransient: true)
+    }
+
+    public static func stalled(seconds: Int) -> DownloadError {
+        .init(
+            code: .stalled, summary: "no data arrived for \(seconds) s",
+            suggestion: "the server or network stalled; Haul resumes from what is on disk, or raise the stall timeout",
+            isTransient: true)
+    }
+
+    public static func responseTruncated(received: Int64, expected: Int64) -> DownloadError {
+        .init(
+            code: .responseTruncated,
+            summary: "the response ended after \(received) of \(expected) promised bytes",
+            suggestion: "the connection broke mid-body; Haul resumes from what is on disk", isTransient: true)
+    }
+
+    /// An HTTP status that is not a success; transient for 408, 429 and 5xx.
+    public static func httpStatus(_ status: Int, reason: String, url: String, retryAfter: Duration? = nil)
+        -> DownloadError
+    {
+        switch status {
+        case 408, 429:
+            return .init(
+                code: .rateLimited, summary: "\(status) \(reason) for \(url)",
+                suggestion: "the server asked us to slow down; Haul waits and retries", isTransient: true,
+                httpStatus: status, retryAfter: retryAfter)
+        case 500...599:
+            return .init(
+                code: .serverError, summary: "\(status) \(reason) for \(url)",
+                suggestion: "the server failed; Haul retries, or try again later", isTransient: true,
+                httpStatus: status, retryAfter: retryAfter)
+        case 401, 403:
+            return .init(
+                code: .httpClientError, summary: "\(status) \(reason) for \(url)",
+                suggestion: "the server refused access: add credentials with a header, or check the URL",
+                isTransient: false, httpStatus: status)
+        case 404, 410:
+            return .init(
+                code: .httpClientError, summary: "\(status) \(reason) for \(url)", suggestion: "check the URL",
+                isTransient: false, httpStatus: status)
+        default:
+            return .init(
+                code: .httpClientError, summary: "\(status) \(reason) for \(url)",
+                suggestion: "the server rejected the request; check the URL and headers", isTransient: false,
+                httpStatus: status)
+        }
+    }
+
+    public static func tooManyRedirects(limit: Int) -> DownloadError {
+        .init(
+            code: .tooManyRedirects, summary: "more than \(limit) redirects",
+            suggestion: "the server keeps redirecting; use the final URL directly", isTransient: false)
+    }
+
+    public static var redirectLoop: DownloadError {
+        .init(
+            code: .redirectLoop, summary: "the redirects form a loop",
+            suggestion: "the server is misconfigured; use another URL", isTransient: false)
+    }
+
+    public static func malformedResponse(_ detail: String) -> DownloadError {
+        .init(
+            code: .malformedResponse, summary: "malformed response: \(detail)",
+            suggestion: "the server broke the HTTP protocol; try again later or report it to the site",
+            isTransient: false)
+    }
+
+    public static func rangeMismatch(_ detail: String) -> DownloadError {
+        .init(
+            code: .rangeMismatch, summary: "the server sent the wrong range: \(detail)",
+            suggestion: "the server handles ranges badly; Haul downloads from the start instead", isTransient: false)
+    }
+
+    public static func resourceChanged(_ detail: String) -> DownloadError {
+        .init(
+            code: .resourceChanged, summary: "the remote file changed during the download: \(detail)",
+            suggestion: "resume to download the new version from the start", isTransient: false)
+    }
+
+    public static var serverIgnoredRange: DownloadError {
+        .init(
+            code: .serverIgnoredRange, summary: "the server ignored the range request and sent the whole file",
+            suggestion: "the server cannot resume; resume to download from the start", isTransient: false)
+    }
+
+    public static func checksumMismatch(expected: Checksum, actual: String) -> DownloadError {
+        .init(
+            code: .checksumMismatch,
+            summary: "\(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
+            suggestion: "the file is not the one expected; check the checksum or the URL (the bad data was deleted)",
+            isTransient: false)
+    }
+
+    public static func diskFull(path: String) -> DownloadError {
+        .init(
+            code: .diskFull, summary: "no space left on the device writing \(path)",
+            suggestion: "free some space, then resume: what was downloaded is kept", isTransient: false)
+    }
+
+    public static func destinationNotWritable(path: String, reason: String) -> DownloadError {
+        .init(
+            code: .destinationNotWritable, summary: "cannot write \(path): \(reason)",
+            suggestion: "choose another destination or fix its permissions", isTransient: false)
+    }
+
+    public static func fileSystem(path: String, reason: String) -> DownloadError {
+        .init(
+            code: .fileSystem, summary: "file-system error on \(path): \(reason)",
+            suggestion: "check the disk and the path, then resume", isTransient: false)
+    }
+
+    public static func invalidURL(_ url: String, reason: String) -> DownloadError {
+        .init(
+            code: .invalidURL, summary: "invalid URL '\(url)': \(reason)",
+            suggestion: "give a full http:// or https:// URL", isTransient: false)
+    }
+
+    public static func tlsFailure(_ detail: String) -> DownloadError {
+        .init(
+            code: .tlsFailure, summary: "TLS failed: \(detail)",
+            suggestion: "check the server's certificate and the system trust store", isTransient: false)
+    }
+
+    public static func invalidRequest(_ detail: String) -> DownloadError {
+        .init(code: .invalidRequest, summary: detail, suggestion: "fix the argument and try again", isTransient: false)
+    }
+
+    public static func unknownDownload(_ id: DownloadID) -> DownloadError {
+        .init(
+            code: .unknownDownload, summary: "no download with id \(id)",
+            suggestion: "list the downloads to find the right id", isTransient: false)
+    }
+
+    public static func stateDatabase(path: String, reason: String) -> DownloadError {
+        .init(
+            code: .stateDatabase, summary: "state database \(path): \(reason)",
+            suggestion: "check that the directory is writable and the file is not corrupt", isTransient: false)
+    }
+
+    public static func internalError(_ detail: String) -> DownloadError {
+        .init(
+            code: .internalError, summary: "internal error: \(detail)",
+            suggestion: "please report this; resuming continues from what is on disk", isTransient: false)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Per-download choices made when a download is added.
+public struct DownloadOptions: Sendable, Hashable, Codable {
+    /// What to do when the remote file changes while it downloads.
+    public enum ChangePolicy: String, Sendable, Hashable, Codable {
+        /// Discard the partial data and download the new version from the start (default).
+        case restart
+        /// Fail with ``DownloadError/Code/resourceChanged`` and keep the partial data.
+        case fail
+    }
+
+    /// A digest the finished file must match; a mismatch fails the download and leaves nothing at the destination.
+    public var checksum: Checksum?
+    /// Extra request headers, sent with every request of this download (e.g. `Authorization`).
+    public var headers: [HTTPHeaderField]
+    /// Higher runs first; equal priorities run in the order they were added. Default 0.
+    public var priority: Int
+    /// A cap on this download's speed in bytes per second; `nil` for none.
+    public var speedLimit: Int64?
+    /// Free-form data the application keeps with the download (a title, an image URL, a price…).
+    public var metadata: [String: String]
+    /// What to do when the remote file changes mid-download. Default ``ChangePolicy/restart``.
+    public var onResourceChange: ChangePolicy
+
+    public init(
+        checksum: Checksum? = nil,
+        headers: [HTTPHeaderField] = [],
+        priority: Int = 0,
+        speedLimit: Int64? = nil,
+        metadata: [String: String] = [:],
+        onResourceChange: ChangePolicy = .restart
+    ) {
+        self.checksum = checksum
+        self.headers = headers
+        self.priority = priority
+        self.speedLimit = speedLimit
+        self.metadata = metadata
+        self.onResourceChange = onResourceChange
+    }
+}
+
+/// One request header line.
+public struct HTTPHeaderField: Sendable, Hashable, Codable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`.
+    public init(parsing line: String) throws(DownloadError) {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw .invalidRequest("a header must look like 'Name: value', got '\(line)'")
+        }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~").union(.alphanumerics)
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && tokenCharacters.contains($0) }),
+            !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        else {
+            throw .invalidRequest("'\(line)' is not a valid HTTP header")
+        }
+        self.init(name: name, value: value)
+    }
+}

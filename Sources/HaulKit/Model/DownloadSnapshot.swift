@@ -1,0 +1,32 @@
+import Foundation
+
+/// Everything known about one download at one moment.
+public struct DownloadSnapshot: Sendable, Identifiable, Hashable {
+    public var id: DownloadID
+    /// The URL as added.
+    public var url: URL
+    /// The URL the last response came from, after redirects.
+    public var finalURL: URL?
+    public var state: DownloadState
+    /// Bytes received, speed, size.
+    public var progress: DownloadProgress
+    /// The destination file: final once completed, the planned path before (nil until the name is known).
+    public var file: URL?
+    /// Why the download failed, or the last transient error while it retries.
+    public var lastError: DownloadError?
+    public var options: DownloadOptions
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var completedAt: Date?
+
+    /// Free-form application data given at `add`.
+    public var metadata: [String: String] { options.metadata }
+    /// Bytes on disk so far.
+    public var receivedBytes: Int64 { progress.receivedBytes }
+    /// The full size; nil while unknown.
+    public var totalBytes: Int64? { progress.expectedBytes }
+    /// 0…1, or nil while the size is unknown.
+    public var fraction: Double? { state == .completed ? 1 : progress.fraction }
+    /// True once the file is complete at its destination.
+    public var isCompleted: Bool { state == .completed }
+}

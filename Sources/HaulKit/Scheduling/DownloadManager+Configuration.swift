@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+
+extension DownloadManager {
+    /// How a manager stores, schedules and fetches its downloads. Every property has a sensible default.
+    public struct Configuration: Sendable {
+        /// Where files go when `add` is given no destination or a relative one. Default: the current directory.
+        public var downloadDirectory: URL
+        /// The state database. Default `$XDG_DATA_HOME/haul/haul.sqlite`, else `~/.local/share/haul/haul.sqlite`.
+        public var databaseURL: URL
+        /// Downloads that run at once. Default 4.
+        public var maxConcurrentDownloads: Int = 4
+        /// Connections to one host, across all downloads. Default 8.
+        public var maxConnectionsPerHost: Int = 8
+        /// Longest wait for a connection. Default 30 s.
+        public var connectTimeout: Duration = .seconds(30)
+        /// A transfer with no bytes for this long is dropped and resumed. Default 30 s.
+        public var stallTimeout: Duration = .seconds(30)
+        /// How failures are retried.
+        public var retry = RetryPolicy()
+        /// A cap on the total speed of all downloads in bytes per second; nil for none.
+        public var globalSpeedLimit: Int64?
+        /// Sent as `User-Agent` unless a download sets its own.
+        public var userAgent = "Haul/\(HaulVersion.current)"
+        /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.
+        public var logger = Logger(label: "haul", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Whether the manager starts queued downloads, including those running when it last stopped, as soon as it
+        /// is created. Turn off to inspect the database without downloading. Default true.
+        public var startsDownloads = true
+        /// Bytes re-fetched before a resume point and compared with the disk. Default 64 KiB.
+        public var resumeOverlap: Int64 = 64 * 1024
+        /// How often written data is synced and the synced length recorded. Default 1 s.
+        public var checkpointInterval: Duration = .seconds(1)
+        /// How often progress is published per download. Default 250 ms.
+        public var progressInterval: Duration = .milliseconds(250)
+        /// The clock that times retry delays; tests pass a mock clock.
+        public var clock: any Clock<Duration> = ContinuousClock()
+
+        public init(
+            downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            databaseURL: URL = Configuration.defaultDatabaseURL
+        ) {
+            self.downloadDirectory = downloadDirectory
+            self.databaseURL = databaseURL
+        }
+
+        /// `$XDG_DATA_HOME/haul/haul.sqlite`, else `~/.local/share/haul/haul.sqlite`.
+        public static var defaultDatabaseURL: URL {
+            let environment = ProcessInfo.processInfo.environment
+            let base: URL
+            if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+                base = URL(fileURLWithPath: data)
+            } else {
+                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+            }
+            return base.appendingPathComponent("haul/haul.sqlite")
+        }
+
+        var engineSettings: EngineSettings {
+            EngineSettings(
+                retry: retry, stallTimeout: stallTimeout, resumeOverlap: resumeOverlap,
+                checkpointInterval: checkpointInterval, progressInterval: progressInterval, userAgent: userAgent,
+                clock: clock, logger: logger)
+        }
+    }
+}
+
+/// Haul's version.
+public enum HaulVersion {
+    public static let current = "0.1.0"
+}

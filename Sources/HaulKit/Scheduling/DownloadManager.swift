@@ -1,0 +1,532 @@
+import Foundation
+import Logging
+
+/// Runs many resumable downloads at once and remembers them across restarts.
+///
+/// Every download is recorded in a SQLite database as soon as it is added. Bytes stream to `<file>.part`, are
+/// checkpointed every second, and the file appears at its destination only when complete and verified. A manager
+/// opened on the same database (a new process after a crash, say) shows the same downloads in the same states and
+/// continues the ones that were running.
+///
+/// ```swift
+/// let manager = try await DownloadManager(configuration: .init(downloadDirectory: downloads))
+/// let id = try await manager.add(URL(string: "https://example.com/big.iso")!)
+/// for await event in await manager.events(for: id) { print(event) }
+/// ```
+///
+/// Call ``shutdown()`` before the process exits: it checkpoints running downloads (they continue next time).
+public actor DownloadManager {
+    public nonisolated let configuration: Configuration
+
+    private let store: DownloadStore
+    private let transport: HTTPTransport
+    private let hub = EventHub()
+    private let globalLimiter: RateLimiter
+    private var records: [DownloadID: DownloadRecord] = [:]
+    private var idsByURL: [String: [DownloadID]] = [:]
+    private var reservedPaths: [String: DownloadID] = [:]
+    private var queue = DownloadQueue()
+    private var jobs: [DownloadID: RunningJob] = [:]
+    private var isShutDown = false
+
+    private struct RunningJob {
+        let task: Task<Void, Never>
+        let state: TransferState
+        let limiter: RateLimiter
+        var stopReason: StopReason?
+    }
+
+    private enum StopReason {
+        case pause
+        case remove(deletingFile: Bool)
+        case shutdown
+    }
+
+    /// Opens the state database (creating it if needed) and, if `startsDownloads`, starts the queue.
+    public init(configuration: Configuration = Configuration()) async throws(DownloadError) {
+        guard configuration.maxConcurrentDownloads >= 1, configuration.maxConnectionsPerHost >= 1 else {
+            throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
+        }
+        self.configuration = configuration
+        store = try DownloadStore(path: configuration.databaseURL.path)
+        transport = HTTPTransport(
+            connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+        globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit)
+
+        let loaded: [DownloadRecord]
+        do {
+            loaded = try store.fetchAll()
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+        for var record in loaded {
+            if record.state == .running {
+                // The process that ran it stopped without pausing it: queue it to continue where it was.
+                record.state = .queued
+                try? store.saveLifecycle(record)
+            }
+            remember(record)
+        }
+        if configuration.startsDownloads { schedule() }
+    }
+
+    // MARK: - Adding
+
+    /// Queues a download and returns its identifier at once.
+    ///
+    /// Adding the same URL with the same destination again returns the existing download (resuming it if it was
+    /// paused or failed) instead of starting over.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - destination: a file, or a directory to name the file in; nil for the download directory.
+    @discardableResult
+    public func add(_ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init())
+        throws(DownloadError) -> DownloadID
+    {
+        try add(contentsOf: [(url, destination, options)])[0]
+    }
+
+    /// Queues several downloads in one database transaction; returns their identifiers in order.
+    @discardableResult
+    public func add(contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)])
+        throws(DownloadError) -> [DownloadID]
+    {
+        try ensureRunning()
+        var results: [DownloadID?] = []
+        var fresh: [DownloadRecord] = []
+        var freshPositions: [Int] = []
+        for (url, destination, options) in downloads {
+            try Self.validate(url)
+            let resolved = resolve(destination)
+            if let existing = existingDownload(url: url.absoluteString, destination: resolved) {
+                try? resume(existing)
+                results.append(existing)
+                continue
+            }
+            let now = Date()
+            var record = DownloadRecord(
+                url: url.absoluteString, requestedDestination: resolved, options: options, state: .queued,
+                createdAt: now, updatedAt: now)
+            if case .file(let file) = resolved { record.destinationPath = file.path }
+            freshPositions.append(results.count)
+            results.append(nil)
+            fresh.append(record)
+        }
+        for (position, record) in zip(freshPositions, try store.insert(fresh)) {
+            remember(record)
+            results[position] = record.downloadID
+            hub.yield(record.downloadID, .added(snapshot(of: record)))
+            hub.yield(record.downloadID, .status(.queued))
+        }
+        schedule()
+        return results.map { $0! }
+    }
+
+    private static func validate(_ url: URL) throws(DownloadError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .invalidURL(url.absoluteString, reason: "only http and https are supported")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw .invalidURL(url.absoluteString, reason: "it has no host")
+        }
+    }
+
+    private func resolve(_ destination: DownloadDestination?) -> DownloadDestination {
+        let base = configuration.downloadDirectory
+        switch destination {
+        case nil:
+            return .directory(base.standardizedFileURL)
+        case .directory(let url):
+            return .directory(absolute(url, base: base))
+        case .file(let url):
+            let file = absolute(url, base: base)
+            if FileSystem.entry(at: file.path) == .directory { return .directory(file) }
+            return .file(file)
+        }
+    }
+
+    private func absolute(_ url: URL, base: URL) -> URL {
+        let path = url.path
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path).standardizedFileURL }
+        return base.appendingPathComponent(path).standardizedFileURL
+    }
+
+    private func existingDownload(url: String, destination: DownloadDestination) -> DownloadID? {
+        for id in idsByURL[url] ?? [] {
+            guard let record = records[id], record.requestedDestination == destination else { continue }
+            if record.state == .completed {
+                // Done before; only counts while its file is still there.
+                guard let path = record.destinationPath, FileSystem.entry(at: path) != .none else { continue }
+            }
+            return id
+        }
+        return nil
+    }
+
+    // MARK: - Control
+
+    /// Stops a download, keeping what it has; ``resume(_:)`` continues from there.
+    public func pause(_ id: DownloadID) async throws(DownloadError) {
+        let record = try existing(id)
+        switch record.state {
+        case .running:
+            await stop(id, reason: .pause)
+        case .queued:
+            queue.remove(id)
+            setState(id, .paused)
+        case .paused, .completed, .failed:
+            break
+        }
+    }
+
+    /// Queues a paused or failed download again; it continues from the bytes on disk.
+    public func resume(_ id: DownloadID) throws(DownloadError) {
+        let record = try existing(id)
+        switch record.state {
+        case .paused, .failed:
+            setState(id, .queued)
+            schedule()
+        case .queued, .running, .completed:
+            break
+        }
+    }
+
+    /// Stops a download and deletes its partial data, forgetting it. A completed file is left in place.
+    public func cancel(_ id: DownloadID) async throws(DownloadError) {
+        try await remove(id, deletingFile: false)
+    }
+
+    /// Forgets a download, deleting its partial data; with `deletingFile`, also deletes the completed file.
+    public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(DownloadError) {
+        _ = try existing(id)
+        if jobs[id] != nil {
+            await stop(id, reason: .remove(deletingFile: deletingFile))
+        } else {
+            try forget(id, deletingFile: deletingFile)
+        }
+    }
+
+    /// Pauses every queued and running download.
+    public func pauseAll() async {
+        for id in queue.ids { try? await pause(id) }
+        for id in Array(jobs.keys) { try? await pause(id) }
+    }
+
+    /// Resumes every paused and failed download.
+    public func resumeAll() {
+        for (id, record) in records where record.state == .paused || record.state == .failed {
+            try? resume(id)
+        }
+    }
+
+    /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
+    public func removeAll(deletingFiles: Bool = false) async {
+        for id in Array(records.keys).sorted() { try? await remove(id, deletingFile: deletingFiles) }
+    }
+
+    /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.
+    public func setSpeedLimit(_ bytesPerSecond: Int64?, for id: DownloadID) throws(DownloadError) {
+        var record = try existing(id)
+        if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
+        record.options.speedLimit = bytesPerSecond
+        record.updatedAt = Date()
+        records[id] = record
+        try store.saveLifecycle(record)
+        jobs[id]?.limiter.setLimit(bytesPerSecond)
+    }
+
+    /// Changes the cap on all downloads together (bytes per second, nil for none), also while they run.
+    public func setGlobalSpeedLimit(_ bytesPerSecond: Int64?) throws(DownloadError) {
+        if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
+        globalLimiter.setLimit(bytesPerSecond)
+    }
+
+    /// The current cap on all downloads together.
+    public var globalSpeedLimit: Int64? { globalLimiter.limit }
+
+    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them),
+    /// then closes connections. The manager accepts no new work afterwards.
+    public func shutdown() async {
+        guard !isShutDown else { return }
+        isShutDown = true
+        for id in Array(jobs.keys) { await stop(id, reason: .shutdown) }
+        await transport.shutdown()
+        hub.finishAll()
+    }
+
+    // MARK: - Queries
+
+    /// The state of one download, or nil if there is none with that id.
+    public func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
+        records[id].map(snapshot(of:))
+    }
+
+    /// All downloads, oldest first, optionally only those in `states`.
+    public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
+        records.values
+            .filter { states?.contains($0.state) ?? true }
+            .sorted { $0.downloadID < $1.downloadID }
+            .map(snapshot(of:))
+    }
+
+    /// Every event of every download, from now on.
+    public func events() -> AsyncStream<DownloadEvent> { hub.subscribe() }
+
+    /// The events of one download, from now on; the stream ends when it completes, fails or is removed.
+    public func events(for id: DownloadID) -> AsyncStream<DownloadEvent> { hub.subscribe(to: id) }
+
+    /// Waits until a download completes and returns its file, or throws why it failed or was removed.
+    public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
+        let stream = hub.subscribe(to: id)
+        if let record = records[id] {
+            switch record.state {
+            case .completed: return URL(fileURLWithPath: record.destinationPath ?? "")
+            case .failed: throw record.lastError ?? .internalError("failed without an error")
+            case .queued, .running, .paused: break
+            }
+        } else {
+            throw .unknownDownload(id)
+        }
+        for await event in stream {
+            switch event.change {
+            case .status(.completed(let file)): return file
+            case .status(.failed(let error)): throw error
+            case .status(.removed): throw .unknownDownload(id)
+            default: continue
+            }
+        }
+        throw .internalError("the manager shut down before download \(id) ended")
+    }
+
+    /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.
+    ///
+    /// `progress` receives (bytes received, bytes expected or nil, fraction or nil) a few times a second;
+    /// `completion` is called once with the file or the error. Both run on an unspecified task.
+    @discardableResult
+    public func download(
+        _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),
+        progress: @escaping @Sendable (_ received: Int64, _ expected: Int64?, _ fraction: Double?) -> Void,
+        completion: @escaping @Sendable (Result<URL, DownloadError>) -> Void
+    ) throws(DownloadError) -> DownloadID {
+        let id = try add(url, to: destination, options: options)
+        let stream = hub.subscribe(to: id)
+        if let record = records[id], record.state == .completed, let path = record.destinationPath {
+            completion(.success(URL(fileURLWithPath: path)))
+            return id
+        }
+        Task {
+            for await event in stream {
+                switch event.change {
+                case .progress(let value):
+                    progress(value.receivedBytes, value.expectedBytes, value.fraction)
+                case .status(.completed(let file)):
+                    completion(.success(file))
+                    return
+                case .status(.failed(let error)):
+                    completion(.failure(error))
+                    return
+                case .status(.removed):
+                    completion(.failure(.unknownDownload(id)))
+                    return
+                default:
+                    continue
+                }
+            }
+        }
+        return id
+    }
+
+    // MARK: - Scheduling
+
+    private func schedule() {
+        guard !isShutDown, configuration.startsDownloads else { return }
+        while jobs.count < configuration.maxConcurrentDownloads, let id = queue.popFirst() {
+            start(id)
+        }
+    }
+
+    private func start(_ id: DownloadID) {
+        guard var record = records[id] else { return }
+        let now = Date()
+        record.state = .running
+        record.startedAt = record.startedAt ?? now
+        record.updatedAt = now
+        record.lastError = nil
+        records[id] = record
+        try? store.saveLifecycle(record)
+
+        let state = TransferState(.init(written: record.durableBytes, total: record.totalBytes))
+        let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit)
+        let environment = JobEnvironment(
+            transport: transport, store: store, events: hub, settings: configuration.engineSettings,
+            globalLimiter: globalLimiter,
+            reserveDestination: { [weak self] id, directory, name throws(DownloadError) in
+                guard let self else { throw .internalError("the manager is gone") }
+                return try await self.reserveDestination(for: id, in: directory, name: name)
+            })
+        let task = Task { [record] in
+            var job = DownloadJob(record: record, state: state, limiter: limiter, environment: environment)
+            let outcome = await job.run()
+            self.jobEnded(id, outcome)
+        }
+        jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
+        hub.yield(id, .status(.running))
+    }
+
+    private func stop(_ id: DownloadID, reason: StopReason) async {
+        guard let job = jobs[id] else { return }
+        jobs[id]?.stopReason = reason
+        job.task.cancel()
+        await job.task.value
+    }
+
+    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+        guard let job = jobs.removeValue(forKey: id), var record = records[id] else { return }
+        // Take the job's transfer columns; the life-cycle columns are ours.
+        let transfer = outcome.record
+        record.destinationPath = transfer.destinationPath
+        record.hasPartData = transfer.hasPartData
+        record.generation = transfer.generation
+        record.durableBytes = transfer.durableBytes
+        record.bootID = transfer.bootID
+        record.etag = transfer.etag
+        record.lastModified = transfer.lastModified
+        record.totalBytes = transfer.totalBytes
+        record.contentEncoding = transfer.contentEncoding
+        record.finalURL = transfer.finalURL
+        record.finalizing = transfer.finalizing
+        records[id] = record
+
+        switch (outcome, job.stopReason) {
+        case (.completed(_, let file), .remove(false)):
+            // Finished just as it was cancelled: keep the file, forget the download.
+            _ = file
+            try? forget(id, deletingFile: false)
+        case (_, .remove(let deletingFile)):
+            try? forget(id, deletingFile: deletingFile)
+        case (.completed(_, let file), _):
+            record.completedAt = Date()
+            records[id] = record
+            setState(id, .completed, status: .completed(file: file))
+        case (.failed(_, let error), _):
+            record.lastError = error
+            records[id] = record
+            configuration.logger.info("download failed", metadata: ["download": "\(id)", "error": "\(error)"])
+            setState(id, .failed, status: .failed(error))
+        case (.stopped, .pause):
+            setState(id, .paused)
+        case (.stopped, .shutdown):
+            break
+        case (.stopped, nil):
+            // Stopped without being asked (the task was cancelled from outside): keep it resumable.
+            setState(id, .paused)
+        }
+        schedule()
+    }
+
+    // MARK: - Records
+
+    private func remember(_ record: DownloadRecord) {
+        let id = record.downloadID
+        records[id] = record
+        idsByURL[record.url, default: []].append(id)
+        if let path = record.destinationPath { reservedPaths[path] = id }
+        if record.state == .queued { queue.insert(id, priority: record.options.priority) }
+    }
+
+    private func existing(_ id: DownloadID) throws(DownloadError) -> DownloadRecord {
+        guard let record = records[id] else { throw .unknownDownload(id) }
+        return record
+    }
+
+    private func ensureRunning() throws(DownloadError) {
+        if isShutDown { throw .invalidRequest("the download manager has been shut down") }
+    }
+
+    private func setState(_ id: DownloadID, _ state: DownloadState, status: DownloadStatus? = nil) {
+        guard var record = records[id] else { return }
+        record.state = state
+        record.updatedAt = Date()
+        if state != .failed { record.lastError = nil }
+        records[id] = record
+        if state == .queued {
+            queue.insert(id, priority: record.options.priority)
+        } else {
+            queue.remove(id)
+        }
+        do {
+            try store.saveLifecycle(record)
+        } catch {
+            configuration.logger.error("cannot record state", metadata: ["download": "\(id)", "error": "\(error)"])
+        }
+        let reported: DownloadStatus =
+            status
+            ?? {
+                switch state {
+                case .queued: .queued
+                case .running: .running
+                case .paused: .paused
+                case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? ""))
+                case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
+                }
+            }()
+        hub.yield(id, .status(reported))
+    }
+
+    private func forget(_ id: DownloadID, deletingFile: Bool) throws(DownloadError) {
+        guard let record = records[id] else { return }
+        if let partPath = record.partPath { try FileSystem.removeFile(partPath) }
+        if deletingFile, record.state == .completed, let path = record.destinationPath {
+            try FileSystem.removeFile(path)
+        }
+        try store.delete([id])
+        records[id] = nil
+        queue.remove(id)
+        idsByURL[record.url]?.removeAll { $0 == id }
+        if let path = record.destinationPath, reservedPaths[path] == id { reservedPaths[path] = nil }
+        hub.yield(id, .status(.removed))
+    }
+
+    /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and records it for the download.
+    private func reserveDestination(for id: DownloadID, in directory: String, name: String) throws(DownloadError)
+        -> String
+    {
+        guard var record = records[id] else { throw .unknownDownload(id) }
+        var candidate = name
+        var number = 0
+        while true {
+            let path = (directory as NSString).appendingPathComponent(candidate)
+            let taken =
+                FileSystem.entry(at: path) != .none || FileSystem.entry(at: path + partFileSuffix) != .none
+                || (reservedPaths[path].map { $0 != id } ?? false)
+            if !taken {
+                record.destinationPath = path
+                record.updatedAt = Date()
+                try store.saveDestination(record)
+                records[id] = record
+                reservedPaths[path] = id
+                return path
+            }
+            number += 1
+            candidate = FileNamer.alternative(name, number: number)
+        }
+    }
+
+    private func snapshot(of record: DownloadRecord) -> DownloadSnapshot {
+        let id = record.downloadID
+        let progress =
+            jobs[id]?.state.progress
+            ?? DownloadProgress(
+                receivedBytes: record.state == .completed ? (record.totalBytes ?? 0) : record.durableBytes,
+                expectedBytes: record.totalBytes)
+        return DownloadSnapshot(
+            id: id, url: URL(string: record.url)!, finalURL: record.finalURL.flatMap(URL.init(string:)),
+            state: record.state, progress: progress,
+            file: record.destinationPath.map { URL(fileURLWithPath: $0) }, lastError: record.lastError,
+            options: record.options, createdAt: record.createdAt, startedAt: record.startedAt,
+            completedAt: record.completedAt)
+    }
+}

@@ -1,0 +1,31 @@
+import Synchronization
+
+/// A thread-safe ``TokenBucket`` on the real clock, shared by the tasks whose bytes it limits.
+final class RateLimiter: Sendable {
+    private let bucket: Mutex<TokenBucket>
+    private let origin = ContinuousClock.now
+
+    init(bytesPerSecond: Int64?) {
+        bucket = Mutex(TokenBucket(rate: bytesPerSecond))
+    }
+
+    /// Changes the limit; takes effect for the next bytes. `nil` removes it.
+    func setLimit(_ bytesPerSecond: Int64?) {
+        let now = self.now
+        bucket.withLock { $0.setRate(bytesPerSecond, now: now) }
+    }
+
+    var limit: Int64? { bucket.withLock { $0.rate.map { Int64($0) } } }
+
+    /// Accounts for `bytes` and returns how long to pause before reading more.
+    func delay(for bytes: Int) -> Duration {
+        let now = self.now
+        let seconds = bucket.withLock { $0.take(bytes, now: now) }
+        return seconds > 0 ? .microseconds(Int64(seconds * 1_000_000)) : .zero
+    }
+
+    private var now: Double {
+        let elapsed = origin.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

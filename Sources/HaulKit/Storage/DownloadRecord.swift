@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+
+/// One download as stored in the state database: what was asked for, where it stands, and what was verified.
+///
+/// Two writers share a row and never write the same columns: the manager owns the life-cycle columns
+/// (``ManagerColumns``); the running job owns the transfer columns (``JobColumns``).
+struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "download"
+
+    var id: Int64?
+    var url: String
+    /// The destination given to `add` (nil: the manager's download directory).
+    var requestedDestination: DownloadDestination?
+    /// The resolved destination file; set at `add` for an explicit file, at the first response otherwise.
+    var destinationPath: String?
+    var options: DownloadOptions
+    var state: DownloadState
+    var createdAt: Date
+    var updatedAt: Date
+    var startedAt: Date?
+    var completedAt: Date?
+    var errorCode: Int?
+    var errorSummary: String?
+    var errorSuggestion: String?
+    var errorTransient: Bool?
+    var errorHTTPStatus: Int?
+
+    // Transfer columns, written by the job.
+    /// True once validators were recorded and the part file holds this record's bytes; a part file without this
+    /// is never trusted.
+    var hasPartData: Bool = false
+    /// Bumped each time the part file is cut back; a checkpoint of an older generation is discarded.
+    var generation: Int64 = 0
+    /// Bytes that were `fdatasync`ed before this value was committed: true even after an OS crash.
+    var durableBytes: Int64 = 0
+    /// The boot in which the part file was last written; while it is unchanged, every byte in the file is trusted.
+    var bootID: String?
+    var etag: String?
+    var lastModified: String?
+    var totalBytes: Int64?
+    var contentEncoding: String?
+    var finalURL: String?
+    /// Set after the complete part file was synced and verified, just before it is renamed into place.
+    var finalizing: Bool = false
+
+    enum ManagerColumns {
+        static let all: [String] = [
+            "state", "updatedAt", "startedAt", "completedAt", "errorCode", "errorSummary", "errorSuggestion",
+            "errorTransient", "errorHTTPStatus", "options",
+        ]
+    }
+
+    enum JobColumns {
+        static let all: [String] = [
+            "hasPartData", "generation", "durableBytes", "bootID", "etag", "lastModified", "totalBytes",
+            "contentEncoding", "finalURL", "finalizing", "updatedAt",
+        ]
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+
+    var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
+
+    var partPath: String? { destinationPath.map { $0 + partFileSuffix } }
+
+    var validator: ResourceValidator? {
+        guard hasPartData else { return nil }
+        return ResourceValidator(
+            etag: etag, lastModified: lastModified, totalBytes: totalBytes, contentEncoding: contentEncoding)
+    }
+
+    mutating func record(_ validator: ResourceValidator) {
+        etag = validator.etag
+        lastModified = validator.lastModified
+        totalBytes = validator.totalBytes
+        contentEncoding = validator.contentEncoding
+    }
+
+    var lastError: DownloadError? {
+        get {
+            guard let errorCode else { return nil }
+            return DownloadError(
+                code: .init(rawValue: errorCode), summary: errorSummary ?? "", suggestion: errorSuggestion ?? "",
+                isTransient: errorTransient ?? false, httpStatus: errorHTTPStatus)
+        }
+        set {
+            errorCode = newValue?.code.rawValue
+            errorSummary = newValue?.summary
+            errorSuggestion = newValue?.suggestion
+            errorTransient = newValue?.isTransient
+            errorHTTPStatus = newValue?.httpStatus
+        }
+    }
+}

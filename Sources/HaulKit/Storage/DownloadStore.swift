@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+
+/// The state database: one SQLite file in WAL mode, shared safely by several processes (`haul list` while
+/// `haul run` works). Each call is one transaction.
+final class DownloadStore: Sendable {
+    let path: String
+    private let database: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    init(path: String) throws(DownloadError) {
+        self.path = path
+        do {
+            try FileSystem.createDirectory(FileSystem.parent(of: path))
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            configuration.label = "haul"
+            configuration.prepareDatabase { db in
+                // Durable against process death at every commit; against power loss, a commit can roll back, which
+                // only ever makes a record claim fewer bytes.
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Shipped migrations are never edited; changes come as new migrations.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: downloads") { db in
+            try db.create(table: "download") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("url", .text).notNull()
+                t.column("requestedDestination", .jsonText)
+                t.column("destinationPath", .text)
+                t.column("options", .jsonText).notNull()
+                t.column("state", .text).notNull().indexed()
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("startedAt", .datetime)
+                t.column("completedAt", .datetime)
+                t.column("errorCode", .integer)
+                t.column("errorSummary", .text)
+                t.column("errorSuggestion", .text)
+                t.column("errorTransient", .boolean)
+                t.column("errorHTTPStatus", .integer)
+                t.column("hasPartData", .boolean).notNull().defaults(to: false)
+                t.column("generation", .integer).notNull().defaults(to: 0)
+                t.column("durableBytes", .integer).notNull().defaults(to: 0)
+                t.column("bootID", .text)
+                t.column("etag", .text)
+                t.column("lastModified", .text)
+                t.column("totalBytes", .integer)
+                t.column("contentEncoding", .text)
+                t.column("finalURL", .text)
+                t.column("finalizing", .boolean).notNull().defaults(to: false)
+            }
+            try db.create(index: "download_on_url", on: "download", columns: ["url"])
+            try db.create(index: "download_on_destinationPath", on: "download", columns: ["destinationPath"])
+        }
+        return migrator
+    }
+
+    private func write<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
+        do {
+            return try database.read { db in try DownloadRecord.order(Column("id")).fetchAll(db) }
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
+        do {
+            return try database.read { db in try DownloadRecord.fetchOne(db, key: id.rawValue) }
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Inserts new records in one transaction and returns them with their identifiers.
+    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+        try write { db in
+            try records.map { record in
+                var record = record
+                try record.insert(db)
+                return record
+            }
+        }
+    }
+
+    /// Writes the manager's columns of `record`.
+    func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) {
+        try write { db in try record.update(db, columns: DownloadRecord.ManagerColumns.all) }
+    }
+
+    /// Writes the destination chosen for `record`.
+    func saveDestination(_ record: DownloadRecord) throws(DownloadError) {
+        try write { db in try record.update(db, columns: ["destinationPath", "updatedAt"]) }
+    }
+
+    /// Writes the job's transfer columns of `record`.
+    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) {
+        try write { db in try record.update(db, columns: DownloadRecord.JobColumns.all) }
+    }
+
+    /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
+    @discardableResult
+    func checkpoint(_ id: DownloadID, generation: Int64, durableBytes: Int64, bootID: String?) throws(DownloadError)
+        -> Bool
+    {
+        try write { db in
+            try DownloadRecord
+                .filter(Column("id") == id.rawValue && Column("generation") == generation)
+                .updateAll(
+                    db, Column("durableBytes").set(to: durableBytes), Column("bootID").set(to: bootID),
+                    Column("updatedAt").set(to: Date())) > 0
+        }
+    }
+
+    func delete(_ ids: [DownloadID]) throws(DownloadError) {
+        _ = try write { db in try DownloadRecord.deleteAll(db, keys: ids.map(\.rawValue)) }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Chooses and sanitises the names of downloaded files.
+///
+/// A name from the network never leaves the download directory: any path is stripped (`/`, `\`, `..`), control
+/// characters and NUL are removed, leading dots are dropped (no hidden files), and the name is capped so that it
+/// and its `.part` sibling fit in 255 bytes, keeping the extension.
+enum FileNamer {
+    /// Longest name in UTF-8 bytes, leaving room for the `.part` suffix within the usual 255-byte limit.
+    static let maximumLength = 255 - partFileSuffix.count
+    static let fallbackName = "index.html"
+
+    /// The name for a download: `Content-Disposition` first, else the URL's last path segment, else `index.html`.
+    static func name(contentDisposition: String?, url: URL) -> String {
+        if let header = contentDisposition, let raw = ContentDisposition.fileName(from: header),
+            let name = sanitise(raw)
+        {
+            return name
+        }
+        if let segment = lastPathSegment(of: url), let name = sanitise(segment) {
+            return name
+        }
+        return fallbackName
+    }
+
+    /// The last non-empty path segment of `url`, percent-decoded.
+    static func lastPathSegment(of url: URL) -> String? {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        guard let segment = path.split(separator: "/").last else { return nil }
+        guard let bytes = ContentDisposition.percentDecodedBytes(segment) else { return String(segment) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A safe file name from untrusted `raw` text, or nil if nothing usable is left.
+    static func sanitise(_ raw: String) -> String? {
+        // Keep only the last path component, whichever separator the sender used.
+        let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var name = String(
+            String.UnicodeScalarView(
+                lastComponent.unicodeScalars.filter { scalar in
+                    !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value))
+                }))
+        name = name.trimmingCharacters(in: .whitespaces)
+        while name.hasPrefix(".") { name.removeFirst() }
+        name = name.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { return nil }
+        return capped(name)
+    }
+
+    /// `name` shortened to ``maximumLength`` UTF-8 bytes, cutting the stem and keeping the extension.
+    static func capped(_ name: String) -> String {
+        guard name.utf8.count > maximumLength else { return name }
+        let (stem, suffix) = split(name)
+        let keptSuffix = suffix.utf8.count <= 32 ? suffix : ""
+        var budget = maximumLength - keptSuffix.utf8.count
+        var shortened = ""
+        for character in stem {
+            let size = character.utf8.count
+            if size > budget { break }
+            shortened.append(character)
+            budget -= size
+        }
+        return shortened + keptSuffix
+    }
+
+    /// `name (n).ext` for the n-th alternative when a name is taken (`archive (1).tar.gz`).
+    static func alternative(_ name: String, number: Int) -> String {
+        let (stem, suffix) = split(name)
+        return capped("\(stem) (\(number))\(suffix)")
+    }
+
+    /// Splits `name` into stem and extension, keeping compound `.tar.*` extensions together.
+    static func split(_ name: String) -> (stem: String, suffix: String) {
+        let lowered = name.lowercased()
+        for compound in [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"] where lowered.hasSuffix(compound) {
+            let index = name.index(name.endIndex, offsetBy: -compound.count)
+            if index > name.startIndex { return (String(name[..<index]), String(name[index...])) }
+        }
+        guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[dot...]))
+    }
+}
+
+/// The suffix of the file a download writes into until it is complete.
+let partFileSuffix = ".part"

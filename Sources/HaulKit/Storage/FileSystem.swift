@@ -1,0 +1,78 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few file-system operations the engine needs, with errors mapped to ``DownloadError``.
+enum FileSystem {
+    /// What is at a path, without following a final symbolic link.
+    enum Entry: Equatable {
+        case none
+        case regularFile(size: Int64)
+        case directory
+        case symbolicLink
+        case other
+    }
+
+    static func entry(at path: String) -> Entry {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .none }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regularFile(size: Int64(info.st_size))
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
+        default: return .other
+        }
+    }
+
+    /// Creates `path` and its missing parents.
+    static func createDirectory(_ path: String) throws(DownloadError) {
+        if entry(at: path) == .directory { return }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .destinationNotWritable(path: path, reason: "cannot create the directory (\(error.localizedDescription))")
+        }
+    }
+
+    /// Atomically moves `source` over `destination` (replacing a file or symbolic link there, never following it).
+    static func rename(_ source: String, to destination: String) throws(DownloadError) {
+        if entry(at: destination) == .directory {
+            throw .destinationNotWritable(path: destination, reason: "a directory is in the way")
+        }
+        guard systemRename(source, destination) == 0 else {
+            throw .fileSystem(errno: errno, path: destination, operation: "rename")
+        }
+    }
+
+    /// Deletes a file or symbolic link if present; never a directory.
+    static func removeFile(_ path: String) throws(DownloadError) {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw .fileSystem(errno: errno, path: path, operation: "delete")
+        }
+    }
+
+    /// Makes a rename or creation inside `directory` durable.
+    static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        _ = systemClose(fd)
+    }
+
+    /// The directory part of a path.
+    static func parent(of path: String) -> String {
+        (path as NSString).deletingLastPathComponent
+    }
+}
+
+private func systemRename(_ from: String, _ to: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(from, to)
+    #else
+    Darwin.rename(from, to)
+    #endif
+}

@@ -1,0 +1,119 @@
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open part file: positioned writes straight from network buffers, reads for verification, and syncs.
+///
+/// Opening never follows a symbolic link at the path. The descriptor may be used from several tasks at once
+/// (`pwrite`, `pread` and `fdatasync` are thread-safe); ``close()`` must come after every other use.
+final class PartFile: Sendable {
+    let path: String
+    private let descriptor: Int32
+
+    /// Opens (creating if needed) the regular file at `path`, refusing symbolic links.
+    init(path: String, truncate: Bool) throws(DownloadError) {
+        self.path = path
+        var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
+        if truncate { flags |= O_TRUNC }
+        let fd = PartFile.retryingInterrupts { open(path, flags, 0o644) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP {
+                throw .destinationNotWritable(path: path, reason: "it is a symbolic link, which Haul never follows")
+            }
+            throw .fileSystem(errno: code, path: path, operation: "open")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            _ = systemClose(fd)
+            throw .destinationNotWritable(path: path, reason: "it is not a regular file")
+        }
+        self.descriptor = fd
+    }
+
+    /// The file's current length in bytes.
+    func size() throws(DownloadError) -> Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .fileSystem(errno: errno, path: path, operation: "fstat") }
+        return Int64(info.st_size)
+    }
+
+    /// Writes all readable bytes of `buffer` at `offset`.
+    func write(_ buffer: ByteBuffer, at offset: Int64) throws(DownloadError) {
+        let result: Int32 = buffer.withUnsafeReadableBytes { raw in
+            var written = 0
+            while written < raw.count {
+                let n = pwrite(descriptor, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += n
+            }
+            return 0
+        }
+        if result != 0 { throw .fileSystem(errno: result, path: path, operation: "write") }
+    }
+
+    /// Reads up to `count` bytes at `offset` into `buffer` (replacing its contents); returns how many were read.
+    @discardableResult
+    func read(into buffer: inout [UInt8], count: Int, at offset: Int64) throws(DownloadError) -> Int {
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        let result: Int = buffer.withUnsafeMutableBytes { raw in
+            var done = 0
+            while done < count {
+                let n = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return -Int(errno)
+                }
+                if n == 0 { break }
+                done += n
+            }
+            return done
+        }
+        if result < 0 { throw .fileSystem(errno: Int32(-result), path: path, operation: "read") }
+        return result
+    }
+
+    /// Cuts the file to `length` bytes.
+    func truncate(to length: Int64) throws(DownloadError) {
+        guard PartFile.retryingInterrupts({ ftruncate(descriptor, off_t(length)) }) == 0 else {
+            throw .fileSystem(errno: errno, path: path, operation: "truncate")
+        }
+    }
+
+    /// Forces written data to stable storage (`fdatasync`; `F_FULLFSYNC` on Apple platforms).
+    func sync() throws(DownloadError) {
+        #if canImport(Darwin)
+        let status = fcntl(descriptor, F_FULLFSYNC) == 0 ? 0 : fsync(descriptor)
+        #else
+        let status = fdatasync(descriptor)
+        #endif
+        guard status == 0 else { throw .fileSystem(errno: errno, path: path, operation: "sync") }
+    }
+
+    func close() {
+        _ = systemClose(descriptor)
+    }
+
+    static func retryingInterrupts(_ call: () -> Int32) -> Int32 {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+}
+
+/// `close(2)`, named apart from `PartFile.close()`.
+func systemClose(_ fd: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.close(fd)
+    #else
+    Darwin.close(fd)
+    #endif
+}

@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DownloadError {
+    /// Maps any error raised while downloading to a ``DownloadError``: the one place where transport and
+    /// file-system errors get their code, their advice and whether retrying can help.
+    static func mapping(_ error: any Error, stallTimeout: Duration) -> DownloadError {
+        switch error {
+        case let error as DownloadError:
+            return error
+        case let error as HTTPClientError:
+            return mapping(error, stallTimeout: stallTimeout)
+        case let error as IOError:
+            return .networkFailure(describe(errno: error.errnoCode))
+        case let error as NIOConnectionError:
+            let detail = error.connectionErrors.first.map { describe($0.error) } ?? "no address could be reached"
+            return .networkFailure("could not connect to \(error.host):\(error.port) (\(detail))")
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .networkFailure("connecting timed out")
+            default: return .networkFailure("the connection failed (\(error))")
+            }
+        case let error as HTTPParserError:
+            return .malformedResponse("\(error)")
+        case let error as NIOSSLError:
+            return .tlsFailure("\(error)")
+        case let error as BoringSSLError:
+            return .tlsFailure("\(error)")
+        case let error as NIOSSLExtraError:
+            return .tlsFailure("\(error)")
+        case is SocketAddressError:
+            return .networkFailure("could not resolve the host name")
+        default:
+            return .networkFailure(String(describing: error))
+        }
+    }
+
+    private static func mapping(_ error: HTTPClientError, stallTimeout: Duration) -> DownloadError {
+        switch error {
+        case .readTimeout, .deadlineExceeded:
+            return .stalled(seconds: Int(stallTimeout.components.seconds))
+        case .connectTimeout, .getConnectionFromPoolTimeout:
+            return .networkFailure("connecting timed out")
+        case .tlsHandshakeTimeout:
+            return .networkFailure("the TLS handshake timed out")
+        case .remoteConnectionClosed:
+            return .networkFailure("the server closed the connection")
+        case .redirectLimitReached:
+            return .tooManyRedirects(limit: HTTPTransport.maximumRedirects)
+        case .redirectCycleDetected:
+            return .redirectLoop
+        case .invalidURL, .emptyHost, .emptyScheme:
+            return .invalidURL("", reason: "\(error)")
+        case .bodyLengthMismatch, .identityCodingIncorrectlyPresent:
+            return .malformedResponse("\(error)")
+        default:
+            return .networkFailure("\(error)")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError { return describe(errno: error.errnoCode) }
+        return String(describing: error)
+    }
+
+    private static func describe(errno code: Int32) -> String {
+        switch code {
+        case ECONNREFUSED: "connection refused"
+        case ECONNRESET: "connection reset by peer"
+        case EPIPE: "broken pipe"
+        case ETIMEDOUT: "connection timed out"
+        case ENETUNREACH: "network unreachable"
+        case EHOSTUNREACH: "host unreachable"
+        default: String(cString: strerror(code))
+        }
+    }
+
+    /// Maps a failed file-system call on `path` to a ``DownloadError``.
+    static func fileSystem(errno code: Int32, path: String, operation: String) -> DownloadError {
+        let reason = "\(operation): \(String(cString: strerror(code)))"
+        switch code {
+        case ENOSPC, EDQUOT: return .diskFull(path: path)
+        case EACCES, EPERM, EROFS, ELOOP, EISDIR, ENOTDIR: return .destinationNotWritable(path: path, reason: reason)
+        default: return .fileSystem(path: path, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Sends GET requests with AsyncHTTPClient, configured for downloading.
+///
+/// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
+/// cycles, no decompression (ranges count the bytes as sent), the stall timeout as the read timeout (it is what
+/// catches a body that stops), the system trust store for TLS.
+final class HTTPTransport: Sendable {
+    static let maximumRedirects = 10
+
+    private let client: HTTPClient
+    private let headerDeadline: TimeAmount
+    let stallTimeout: Duration
+
+    init(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) {
+        var configuration = HTTPClient.Configuration()
+        configuration.httpVersion = .http1Only
+        configuration.redirectConfiguration = .follow(max: HTTPTransport.maximumRedirects, allowCycles: false)
+        configuration.decompression = .disabled
+        configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: TimeAmount(stallTimeout))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        headerDeadline = TimeAmount(connectTimeout) + TimeAmount(stallTimeout)
+        self.stallTimeout = stallTimeout
+    }
+
+    /// Sends `GET url` with `headers` and returns once the response head has arrived; the body streams after.
+    func get(_ url: String, headers: [(String, String)], logger: Logger) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        return try await client.execute(request, timeout: headerDeadline, logger: logger)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}
+
+extension ResponseHead {
+    /// Extracts what resuming needs from a response.
+    init(_ response: HTTPClientResponse, now: Date) {
+        let headers = response.headers
+        func single(_ name: String) -> String? {
+            headers[name].first.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        self.init(
+            status: Int(response.status.code),
+            reason: response.status.reasonPhrase,
+            contentLength: single("Content-Length").flatMap { ContentRange.number(Substring($0)) },
+            contentRange: single("Content-Range"),
+            etag: single("ETag"),
+            lastModified: single("Last-Modified"),
+            contentEncoding: single("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 },
+            contentDisposition: single("Content-Disposition"),
+            retryAfter: single("Retry-After").flatMap { RetryAfter.delay(from: $0, now: now) }
+        )
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

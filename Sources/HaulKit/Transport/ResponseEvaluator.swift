@@ -1,0 +1,107 @@
+import Foundation
+
+/// The headers of one response that matter for resuming, extracted once.
+struct ResponseHead: Sendable, Equatable {
+    var status: Int
+    var reason: String
+    var contentLength: Int64?
+    var contentRange: String?
+    var etag: String?
+    var lastModified: String?
+    var contentEncoding: String?
+    var contentDisposition: String?
+    var retryAfter: Duration?
+
+    var validator: ResourceValidator {
+        ResourceValidator(
+            etag: etag, lastModified: lastModified, totalBytes: nil,
+            contentEncoding: contentEncoding.map { $0.lowercased() })
+    }
+}
+
+/// What was asked for: bytes from `start`, of which the first `overlap` are already on disk and are compared,
+/// so the resume point itself is `start + overlap`.
+struct RangeRequest: Sendable, Equatable {
+    var start: Int64
+    var overlap: Int64
+    var resumePoint: Int64 { start + overlap }
+}
+
+/// What to do with a response. Pure: decided from the status, headers, request and recorded validator.
+enum ResponseDecision: Sendable, Equatable {
+    /// Write the body starting at byte `offset` (the first `overlap` bytes only compared). With `restart`,
+    /// discard the partial data first: this body is a complete new copy from byte 0.
+    case write(offset: Int64, validator: ResourceValidator, restart: RestartReason?)
+    /// The part file already holds the complete file of `totalBytes`.
+    case alreadyComplete(totalBytes: Int64)
+    /// Ignore this response, discard the partial data, and fetch again from byte 0.
+    case refetchFromStart(RestartReason, detail: String)
+    /// A transient failure: retry later.
+    case retry(DownloadError)
+    /// A final failure.
+    case fail(DownloadError)
+}
+
+enum ResponseEvaluator {
+    /// Decides what `head` means for a download that asked for `request`, knowing `recorded` (nil on a first request).
+    static func evaluate(
+        _ head: ResponseHead, request: RangeRequest, recorded: ResourceValidator?, url: String,
+        policy: DownloadOptions.ChangePolicy
+    ) -> ResponseDecision {
+        switch head.status {
+        case 200, 203:
+            var validator = head.validator
+            validator.totalBytes = head.contentLength
+            guard request.resumePoint > 0 else {
+                return .write(offset: 0, validator: validator, restart: nil)
+            }
+            let changed = recorded.flatMap { $0.differs(from: validator) }
+            let reason: RestartReason = changed == nil ? .serverIgnoredRange : .resourceChanged
+            if policy == .fail {
+                return .fail(changed.map { .resourceChanged($0) } ?? .serverIgnoredRange)
+            }
+            return .write(offset: 0, validator: validator, restart: reason)
+
+        case 206:
+            guard let header = head.contentRange, let range = ContentRange(parsing: header), let first = range.first,
+                let length = range.length
+            else {
+                return .refetchFromStart(
+                    .rangeMismatch, detail: "206 without a usable Content-Range (\(head.contentRange ?? "none"))")
+            }
+            var validator = head.validator
+            validator.totalBytes = range.completeLength
+            if let recorded, let change = recorded.differs(from: validator) {
+                return policy == .fail ? .fail(.resourceChanged(change)) : .refetchFromStart(.resourceChanged, detail: change)
+            }
+            if let contentLength = head.contentLength, contentLength != length {
+                return .refetchFromStart(
+                    .rangeMismatch, detail: "Content-Length \(contentLength) disagrees with Content-Range \(header)")
+            }
+            guard first == request.start else {
+                return .refetchFromStart(.rangeMismatch, detail: "asked for bytes from \(request.start), got \(header)")
+            }
+            if validator.totalBytes == nil { validator.totalBytes = recorded?.totalBytes }
+            return .write(offset: first, validator: validator, restart: nil)
+
+        case 416:
+            if let header = head.contentRange, let range = ContentRange(parsing: header),
+                let size = range.completeLength, size == request.resumePoint,
+                recorded?.totalBytes == nil || recorded?.totalBytes == size
+            {
+                return .alreadyComplete(totalBytes: size)
+            }
+            let detail = "416 for bytes from \(request.start) (Content-Range: \(head.contentRange ?? "none"))"
+            return policy == .fail ? .fail(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)
+
+        case 408, 429, 500...599:
+            return .retry(.httpStatus(head.status, reason: head.reason, url: url, retryAfter: head.retryAfter))
+
+        case 400...499:
+            return .fail(.httpStatus(head.status, reason: head.reason, url: url))
+
+        default:
+            return .fail(.malformedResponse("unexpected status \(head.status) \(head.reason) for \(url)"))
+        }
+    }
+}

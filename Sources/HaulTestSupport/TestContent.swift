@@ -1,0 +1,49 @@
+/// The bytes every test resource serves: byte `i` of version `v` is a pure function of (i, v), so any download or
+/// range is checked without fixtures, and two versions differ almost everywhere (a splice is always caught).
+public enum TestContent {
+    @inline(__always)
+    static func word(_ index: UInt64, version: UInt64) -> UInt64 {
+        var z = index &* 0x9E37_79B9_7F4A_7C15 &+ (version &+ 1) &* 0xD1B5_4A32_D192_ED03
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// The byte at `offset` of `version`.
+    public static func byte(at offset: Int, version: Int = 0) -> UInt8 {
+        UInt8(truncatingIfNeeded: word(UInt64(offset >> 3), version: UInt64(version)) >> (UInt64(offset & 7) * 8))
+    }
+
+    /// Writes bytes `offset..<offset+buffer.count` of `version` into `buffer`.
+    public static func fill(_ buffer: UnsafeMutableRawBufferPointer, offset: Int, version: Int = 0) {
+        var index = 0
+        while index < buffer.count {
+            let position = offset + index
+            if position & 7 == 0, index + 8 <= buffer.count {
+                buffer.storeBytes(
+                    of: word(UInt64(position >> 3), version: UInt64(version)).littleEndian, toByteOffset: index,
+                    as: UInt64.self)
+                index += 8
+            } else {
+                buffer[index] = byte(at: position, version: version)
+                index += 1
+            }
+        }
+    }
+
+    /// Bytes `range` of `version`.
+    public static func bytes(_ range: Range<Int>, version: Int = 0) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: range.count)
+        result.withUnsafeMutableBytes { fill($0, offset: range.lowerBound, version: version) }
+        return result
+    }
+
+    /// The index of the first byte of `data` that differs from `version` (nil when all match and lengths agree).
+    public static func firstMismatch(_ data: [UInt8], size: Int, version: Int = 0) -> Int? {
+        let expected = bytes(0..<size, version: version)
+        if let index = zip(data, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+            return index
+        }
+        return data.count == size ? nil : min(data.count, size)
+    }
+}

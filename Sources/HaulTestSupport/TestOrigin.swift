@@ -1,0 +1,375 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on `127.0.0.1:<random port>` inside the test process, serving ``TestContent`` with
+/// strong ETags and Last-Modified, recording every request, and misbehaving on demand.
+///
+/// Requests are parsed by NIO; responses are written as raw bytes, so a fault can break HTTP anywhere: cut a body
+/// short, stall, lie in `Content-Range`, end a chunked body without its last chunk, or die inside the headers.
+public final class TestOrigin: Sendable {
+    /// A file the origin serves at a path.
+    public struct Resource: Sendable {
+        public var size: Int
+        /// Which ``TestContent`` version is served; bump it to change the file.
+        public var version: Int = 0
+        /// Send ETag and Last-Modified.
+        public var sendsValidators = true
+        /// Keep the same ETag and Last-Modified whatever the version (a server that lies).
+        public var fixedValidators = false
+        public var contentDisposition: String?
+        public var contentEncoding: String?
+        /// Chunked transfer encoding without Content-Length.
+        public var chunked = false
+        /// Extra response headers.
+        public var headers: [(String, String)] = []
+
+        public init(size: Int) { self.size = size }
+
+        public var etag: String { fixedValidators ? "\"fixed\"" : "\"v\(version)-\(size)\"" }
+        public var lastModified: String {
+            let seconds = fixedValidators ? 1_700_000_000 : 1_700_000_000 + version * 3600
+            return TestOrigin.httpDate(Date(timeIntervalSince1970: TimeInterval(seconds)))
+        }
+    }
+
+    /// Misbehaviour, switchable while the origin runs.
+    public struct Faults: Sendable {
+        /// Answer range requests with 200 and the whole file.
+        public var ignoresRange = false
+        /// Close the connection after this many body bytes, for the next `cutTimes` responses.
+        public var cutAfter: Int?
+        public var cutTimes = Int.max
+        /// Stop sending after this many body bytes for `stallDuration`, for the next `stallTimes` responses.
+        public var stallAfter: Int?
+        public var stallDuration: Duration = .seconds(3600)
+        public var stallTimes = Int.max
+        /// Added to the first byte position in `Content-Range` (a server that sends the wrong range).
+        public var contentRangeShift = 0
+        /// Responses served before the real ones, one per request: status and headers, empty body.
+        public var scripted: [(status: Int, headers: [(String, String)])] = []
+        /// Send this many bytes of the status line and headers, then close.
+        public var dieInHeadersAfter: Int?
+        /// Replace the Content-Length header with this raw text (e.g. "12, 13" or "abc").
+        public var rawContentLength: String?
+        /// Bytes per second per response; nil for unthrottled.
+        public var bytesPerSecond: Int?
+        /// Change to this version after this many body bytes of the next response were sent (once).
+        public var changeVersionAfter: (bytes: Int, version: Int)?
+
+        public init() {}
+    }
+
+    /// One request as the origin saw it.
+    public struct Request: Sendable {
+        public var path: String
+        public var headers: [(String, String)]
+        /// Which connection (1, 2, …) carried it.
+        public var connection: Int
+        public var status: Int = 0
+        /// Body bytes written for it.
+        public var bodyBytesSent = 0
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+        public var range: String? { header("Range") }
+        public var ifRange: String? { header("If-Range") }
+    }
+
+    private enum Route: Sendable {
+        case resource(Resource)
+        case redirect(to: String, status: Int)
+        case status(Int)
+    }
+
+    private struct State {
+        var routes: [String: Route] = [:]
+        var faults = Faults()
+        var requests: [Request] = []
+        var connections = 0
+        var activeConnections = 0
+        var peakConnections = 0
+    }
+
+    private let state = Mutex(State())
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>
+    private let serverTask = Mutex<Task<Void, Never>?>(nil)
+    public let port: Int
+
+    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>) {
+        self.channel = channel
+        self.port = channel.channel.localAddress?.port ?? 0
+    }
+
+    /// Starts an origin on a free port of 127.0.0.1.
+    public static func start() async throws -> TestOrigin {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
+                        wrappingChannelSynchronously: channel)
+                }
+            }
+        let origin = TestOrigin(channel: channel)
+        origin.serverTask.withLock { $0 = Task { await origin.acceptConnections() } }
+        return origin
+    }
+
+    /// Stops accepting and closes the listening socket.
+    public func stop() async {
+        try? await channel.channel.close()
+        let task = serverTask.withLock { $0 }
+        task?.cancel()
+        await task?.value
+    }
+
+    // MARK: - Set-up
+
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    /// Serves `resource` at `path`.
+    @discardableResult
+    public func serve(_ path: String, _ resource: Resource) -> URL {
+        state.withLock { $0.routes[path] = .resource(resource) }
+        return url(path)
+    }
+
+    /// Serves a file of `size` bytes at `path`.
+    @discardableResult
+    public func serve(_ path: String, size: Int) -> URL { serve(path, Resource(size: size)) }
+
+    /// Changes the resource at `path`.
+    public func updateResource(_ path: String, _ change: (inout Resource) -> Void) {
+        state.withLock { state in
+            guard case .resource(var resource) = state.routes[path] else { return }
+            change(&resource)
+            state.routes[path] = .resource(resource)
+        }
+    }
+
+    public func redirect(_ path: String, to target: String, status: Int = 302) {
+        state.withLock { $0.routes[path] = .redirect(to: target, status: status) }
+    }
+
+    /// Answers every request to `path` with `status` and an empty body.
+    public func respond(_ path: String, status: Int) {
+        state.withLock { $0.routes[path] = .status(status) }
+    }
+
+    /// Changes the faults; applies to requests that arrive afterwards.
+    public func setFaults(_ change: (inout Faults) -> Void) {
+        state.withLock { change(&$0.faults) }
+    }
+
+    // MARK: - What happened
+
+    /// Every request so far, in arrival order.
+    public var requests: [Request] { state.withLock { $0.requests } }
+    /// Requests to `path`.
+    public func requests(to path: String) -> [Request] { requests.filter { $0.path == path } }
+    /// Body bytes sent for `path` in all responses.
+    public func bodyBytesSent(to path: String) -> Int { requests(to: path).reduce(0) { $0 + $1.bodyBytesSent } }
+    /// Connections accepted so far, and the most open at once.
+    public var connectionCount: Int { state.withLock { $0.connections } }
+    public var peakConnections: Int { state.withLock { $0.peakConnections } }
+
+    // MARK: - Serving
+
+    private func acceptConnections() async {
+        do {
+            try await channel.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        let number = state.withLock { state -> Int in
+                            state.connections += 1
+                            state.activeConnections += 1
+                            state.peakConnections = max(state.peakConnections, state.activeConnections)
+                            return state.connections
+                        }
+                        group.addTask {
+                            await self.serve(connection, number: number)
+                            self.state.withLock { $0.activeConnections -= 1 }
+                        }
+                    }
+                }
+            }
+        } catch {
+            // Closed by stop().
+        }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, number: Int) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            for try await part in inbound {
+                switch part {
+                case .head(let requestHead): head = requestHead
+                case .body: break
+                case .end:
+                    guard let requestHead = head else { return }
+                    let keepOpen = try await respond(to: requestHead, connection: number, outbound: outbound)
+                    if !keepOpen { return }
+                }
+            }
+        }
+    }
+
+    /// Writes one response; returns false when the connection must close.
+    private func respond(
+        to head: HTTPRequestHead, connection: Int, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws -> Bool {
+        let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        let headers = head.headers.map { ($0.name, $0.value) }
+        let (route, scripted, faults, index) = state.withLock { state in
+            let scripted = state.faults.scripted.isEmpty ? nil : state.faults.scripted.removeFirst()
+            state.requests.append(Request(path: path, headers: headers, connection: connection))
+            let faults = state.faults
+            if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
+            if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }
+            return (state.routes[path], scripted, faults, state.requests.count - 1)
+        }
+        let allocator = ByteBufferAllocator()
+
+        func sendHead(_ status: Int, _ fields: [(String, String)]) async throws -> Bool {
+            var text = "HTTP/1.1 \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
+            for (name, value) in fields { text += "\(name): \(value)\r\n" }
+            text += "\r\n"
+            state.withLock { $0.requests[index].status = status }
+            if let limit = faults.dieInHeadersAfter, scripted == nil {
+                try await outbound.write(allocator.buffer(string: String(text.utf8.prefix(limit))!))
+                return false
+            }
+            try await outbound.write(allocator.buffer(string: text))
+            return true
+        }
+
+        if let scripted {
+            return try await sendHead(scripted.status, scripted.headers + [("Content-Length", "0")])
+        }
+        switch route {
+        case nil:
+            return try await sendHead(404, [("Content-Length", "0")])
+        case .status(let status):
+            return try await sendHead(status, [("Content-Length", "0")])
+        case .redirect(let target, let status):
+            return try await sendHead(status, [("Location", target), ("Content-Length", "0")])
+        case .resource(let resource):
+            return try await serveResource(
+                resource, path: path, request: head, faults: faults, index: index, sendHead: sendHead,
+                outbound: outbound)
+        }
+    }
+
+    private func serveResource(
+        _ resource: Resource, path: String, request: HTTPRequestHead, faults: Faults, index: Int,
+        sendHead: (Int, [(String, String)]) async throws -> Bool,
+        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws -> Bool {
+        var fields: [(String, String)] = [("Accept-Ranges", "bytes")]
+        if resource.sendsValidators {
+            fields.append(("ETag", resource.etag))
+            fields.append(("Last-Modified", resource.lastModified))
+        }
+        if let disposition = resource.contentDisposition { fields.append(("Content-Disposition", disposition)) }
+        if let encoding = resource.contentEncoding { fields.append(("Content-Encoding", encoding)) }
+        fields += resource.headers
+
+        // Range handling (single ranges, as download managers send).
+        var start = 0
+        var end = resource.size - 1
+        var status = 200
+        if let range = request.headers.first(name: "Range"), !faults.ignoresRange,
+            let parsed = Self.parseRange(range, size: resource.size)
+        {
+            let ifRange = request.headers.first(name: "If-Range")
+            let validatorHolds =
+                ifRange == nil || ifRange == resource.etag || ifRange == resource.lastModified
+            if validatorHolds {
+                guard parsed.start < resource.size else {
+                    return try await sendHead(
+                        416, fields + [("Content-Range", "bytes */\(resource.size)"), ("Content-Length", "0")])
+                }
+                start = parsed.start
+                end = min(parsed.end ?? resource.size - 1, resource.size - 1)
+                status = 206
+                fields.append(("Content-Range", "bytes \(start + faults.contentRangeShift)-\(end)/\(resource.size)"))
+            }
+        }
+        let length = max(0, end - start + 1)
+        if resource.chunked {
+            fields.append(("Transfer-Encoding", "chunked"))
+        } else {
+            fields.append(("Content-Length", faults.rawContentLength ?? String(length)))
+        }
+        guard try await sendHead(status, fields) else { return false }
+
+        // Body.
+        let chunkSize = 16 * 1024
+        var sent = 0
+        var version = resource.version
+        let began = ContinuousClock.now
+        var buffer = ByteBufferAllocator().buffer(capacity: chunkSize + 32)
+        while sent < length {
+            if let cut = faults.cutAfter, faults.cutTimes > 0, sent >= cut { return false }
+            if let stall = faults.stallAfter, faults.stallTimes > 0, sent >= stall {
+                try await Task.sleep(for: faults.stallDuration)
+                return false
+            }
+            if let change = faults.changeVersionAfter, sent >= change.bytes, version != change.version {
+                version = change.version
+                updateResource(path) { $0.version = change.version }
+                setFaults { $0.changeVersionAfter = nil }
+            }
+            var count = min(chunkSize, length - sent)
+            if let cut = faults.cutAfter, faults.cutTimes > 0 { count = min(count, cut - sent) }
+            if let stall = faults.stallAfter, faults.stallTimes > 0 { count = min(count, max(1, stall - sent)) }
+            if let change = faults.changeVersionAfter, change.bytes > sent { count = min(count, change.bytes - sent) }
+            buffer.clear()
+            if resource.chunked { buffer.writeString(String(count, radix: 16) + "\r\n") }
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                TestContent.fill(
+                    UnsafeMutableRawBufferPointer(rebasing: raw.prefix(count)), offset: start + sent, version: version)
+                return count
+            }
+            if resource.chunked { buffer.writeString("\r\n") }
+            try await outbound.write(buffer)
+            sent += count
+            state.withLock { $0.requests[index].bodyBytesSent += count }
+            if let rate = faults.bytesPerSecond {
+                let due = Duration.seconds(Double(sent) / Double(rate))
+                let elapsed = began.duration(to: .now)
+                if due > elapsed { try await Task.sleep(for: due - elapsed) }
+            }
+        }
+        if resource.chunked { try await outbound.write(ByteBufferAllocator().buffer(string: "0\r\n\r\n")) }
+        return true
+    }
+
+    /// `bytes=N-` or `bytes=N-M`; nil for anything else (then the range is ignored, as RFC 9110 allows).
+    static func parseRange(_ header: String, size: Int) -> (start: Int, end: Int?)? {
+        guard header.hasPrefix("bytes=") else { return nil }
+        let spec = header.dropFirst(6)
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-"), let start = Int(spec[..<dash]) else {
+            return nil
+        }
+        let endText = spec[spec.index(after: dash)...]
+        if endText.isEmpty { return (start, nil) }
+        guard let end = Int(endText), end >= start else { return nil }
+        return (start, end)
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

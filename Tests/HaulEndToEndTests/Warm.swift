@@ -1,0 +1,3 @@
+import Testing
+import HaulTestSupport
+@Test func warm2() { #expect(1 == 1) }

@@ -1,0 +1,84 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+/// A manager on a fresh directory and database, with an origin, tuned for fast tests.
+struct Harness {
+    let directory: TemporaryDirectory
+    let origin: TestOrigin
+    let manager: DownloadManager
+
+    static func make(
+        origin: TestOrigin? = nil, directory: TemporaryDirectory = TemporaryDirectory(),
+        _ configure: (inout DownloadManager.Configuration) -> Void = { _ in }
+    ) async throws -> Harness {
+        let origin = try await Self.origin(origin)
+        var configuration = Harness.configuration(directory)
+        configure(&configuration)
+        let manager = try await DownloadManager(configuration: configuration)
+        return Harness(directory: directory, origin: origin, manager: manager)
+    }
+
+    private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
+        if let given { return given }
+        return try await TestOrigin.start()
+    }
+
+    static func configuration(_ directory: TemporaryDirectory) -> DownloadManager.Configuration {
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite"))
+        configuration.retry.initialDelay = .milliseconds(10)
+        configuration.retry.maxDelay = .milliseconds(50)
+        configuration.connectTimeout = .seconds(2)
+        configuration.stallTimeout = .seconds(5)
+        configuration.progressInterval = .milliseconds(50)
+        return configuration
+    }
+
+    /// A second manager on the same directory and database (as after a restart).
+    func reopen(_ configure: (inout DownloadManager.Configuration) -> Void = { _ in }) async throws -> Harness {
+        try await Harness.make(origin: origin, directory: directory, configure)
+    }
+
+    func shutdown() async {
+        await manager.shutdown()
+        await origin.stop()
+    }
+
+    /// Waits until the download reports at least `bytes` received.
+    func waitForProgress(_ id: DownloadID, atLeast bytes: Int64, timeout: Duration = .seconds(20)) async throws {
+        let start = ContinuousClock.now
+        while (await manager.snapshot(id)?.receivedBytes ?? 0) < bytes {
+            if start.duration(to: .now) > timeout { throw HarnessTimeout(what: "progress to \(bytes)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Waits until the download is in `state`.
+    func waitForState(_ id: DownloadID, _ state: DownloadState, timeout: Duration = .seconds(20)) async throws {
+        let start = ContinuousClock.now
+        while await manager.snapshot(id)?.state != state {
+            if start.duration(to: .now) > timeout { throw HarnessTimeout(what: "state \(state)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+struct HarnessTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Checks that the file at `url` is exactly `size` bytes of test content `version`.
+func expectContent(
+    _ url: URL, size: Int, version: Int = 0, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    guard let data = FileManager.default.contents(atPath: url.path) else {
+        Issue.record("no file at \(url.path)", sourceLocation: sourceLocation)
+        return
+    }
+    let mismatch = TestContent.firstMismatch([UInt8](data), size: size, version: version)
+    #expect(mismatch == nil, "first wrong byte at \(mismatch ?? -1) of \(url.lastPathComponent)", sourceLocation: sourceLocation)
+}
