@@ -206,7 +206,11 @@ public final class TestOrigin: Sendable {
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, number: Int) async {
-        try? await connection.executeThenClose { inbound, outbound in
+        let channel = connection.channel
+        // Write straight to the channel and wait for each write, so a cut delivers exactly what was counted
+        // (closing drops writes that are only queued).
+        let write: @Sendable (ByteBuffer) async throws -> Void = { try await channel.writeAndFlush($0) }
+        try? await connection.executeThenClose { inbound, _ in
             var head: HTTPRequestHead?
             for try await part in inbound {
                 switch part {
@@ -214,7 +218,7 @@ public final class TestOrigin: Sendable {
                 case .body: break
                 case .end:
                     guard let requestHead = head else { return }
-                    let keepOpen = try await respond(to: requestHead, connection: number, outbound: outbound)
+                    let keepOpen = try await respond(to: requestHead, connection: number, write: write)
                     if !keepOpen { return }
                 }
             }
@@ -223,7 +227,7 @@ public final class TestOrigin: Sendable {
 
     /// Writes one response; returns false when the connection must close.
     private func respond(
-        to head: HTTPRequestHead, connection: Int, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        to head: HTTPRequestHead, connection: Int, write: @Sendable (ByteBuffer) async throws -> Void
     ) async throws -> Bool {
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
         let headers = head.headers.map { ($0.name, $0.value) }
@@ -243,10 +247,10 @@ public final class TestOrigin: Sendable {
             text += "\r\n"
             state.withLock { $0.requests[index].status = status }
             if let limit = faults.dieInHeadersAfter, scripted == nil {
-                try await outbound.write(allocator.buffer(string: String(text.utf8.prefix(limit))!))
+                try await write(allocator.buffer(string: String(text.utf8.prefix(limit))!))
                 return false
             }
-            try await outbound.write(allocator.buffer(string: text))
+            try await write(allocator.buffer(string: text))
             return true
         }
 
@@ -262,15 +266,14 @@ public final class TestOrigin: Sendable {
             return try await sendHead(status, [("Location", target), ("Content-Length", "0")])
         case .resource(let resource):
             return try await serveResource(
-                resource, path: path, request: head, faults: faults, index: index, sendHead: sendHead,
-                outbound: outbound)
+                resource, path: path, request: head, faults: faults, index: index, sendHead: sendHead, write: write)
         }
     }
 
     private func serveResource(
         _ resource: Resource, path: String, request: HTTPRequestHead, faults: Faults, index: Int,
         sendHead: (Int, [(String, String)]) async throws -> Bool,
-        outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+        write: @Sendable (ByteBuffer) async throws -> Void
     ) async throws -> Bool {
         var fields: [(String, String)] = [("Accept-Ranges", "bytes")]
         if resource.sendsValidators {
@@ -339,7 +342,7 @@ public final class TestOrigin: Sendable {
                 return count
             }
             if resource.chunked { buffer.writeString("\r\n") }
-            try await outbound.write(buffer)
+            try await write(buffer)
             sent += count
             state.withLock { $0.requests[index].bodyBytesSent += count }
             if let rate = faults.bytesPerSecond {
@@ -348,7 +351,7 @@ public final class TestOrigin: Sendable {
                 if due > elapsed { try await Task.sleep(for: due - elapsed) }
             }
         }
-        if resource.chunked { try await outbound.write(ByteBufferAllocator().buffer(string: "0\r\n\r\n")) }
+        if resource.chunked { try await write(ByteBufferAllocator().buffer(string: "0\r\n\r\n")) }
         return true
     }
 

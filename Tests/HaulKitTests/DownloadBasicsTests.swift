@@ -9,7 +9,6 @@ struct DownloadBasicsTests {
     @Test("streams the whole file to its destination, byte for byte")
     func downloadsFile() async throws {
         let harness = try await Harness.make()
-        defer { Task { await harness.shutdown() } }
         let size = 3 * 1024 * 1024 + 17
         let url = harness.origin.serve("/files/data.bin", size: size)
 
@@ -28,5 +27,122 @@ struct DownloadBasicsTests {
         #expect(requests.first?.range == "bytes=0-")
         #expect(requests.first?.header("Accept-Encoding") == "identity")
         #expect(requests.first?.ifRange == nil)
+        await harness.shutdown()
+    }
+
+    @Test("reports added, queued, running, progress and completed events in order")
+    func reportsEvents() async throws {
+        let harness = try await Harness.make()
+        let size = 2 * 1024 * 1024
+        let url = harness.origin.serve("/e.bin", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+        let events = await harness.manager.events()
+        let id = try await harness.manager.add(url)
+        var kinds: [String] = []
+        var lastProgress: DownloadProgress?
+        for await event in events where event.id == id {
+            switch event.change {
+            case .added: kinds.append("added")
+            case .status(.queued): kinds.append("queued")
+            case .status(.running): kinds.append("running")
+            case .status(.completed(let file)):
+                kinds.append("completed")
+                expectContent(file, size: size)
+            case .progress(let progress):
+                if kinds.last != "progress" { kinds.append("progress") }
+                if let lastProgress { #expect(progress.receivedBytes >= lastProgress.receivedBytes) }
+                lastProgress = progress
+                #expect(progress.expectedBytes == Int64(size))
+            default: break
+            }
+            if kinds.last == "completed" { break }
+        }
+        #expect(kinds == ["added", "queued", "running", "progress", "completed"])
+        await harness.shutdown()
+    }
+
+    @Test("sends at most ~10 progress events a second per download")
+    func throttlesProgressEvents() async throws {
+        let harness = try await Harness.make { $0.progressInterval = .milliseconds(250) }
+        let url = harness.origin.serve("/slow.bin", size: 1024 * 1024)
+        harness.origin.setFaults { $0.bytesPerSecond = 512 * 1024 }
+        let events = await harness.manager.events()
+        let started = ContinuousClock.now
+        let id = try await harness.manager.add(url)
+        var progressEvents = 0
+        for await event in events where event.id == id {
+            if case .progress = event.change { progressEvents += 1 }
+            if case .status(.completed) = event.change { break }
+        }
+        let seconds = Double(started.duration(to: .now).components.seconds) + 1
+        #expect(progressEvents > 2)
+        #expect(Double(progressEvents) <= seconds * 10)
+        await harness.shutdown()
+    }
+
+    @Test("creates missing parent directories for an explicit destination")
+    func createsParents() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/p.bin", size: 1000)
+        let target = harness.directory.file("a/b/c/out.bin")
+        let id = try await harness.manager.add(url, to: .file(target))
+        let file = try await harness.manager.wait(for: id)
+        #expect(file.path == target.path)
+        expectContent(file, size: 1000)
+        await harness.shutdown()
+    }
+
+    @Test("keeps the application's metadata and reports it back, also after a restart")
+    func keepsMetadata() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/m.bin", size: 10)
+        let metadata = ["title": "Episode 1", "image": "https://example.com/1.png", "price": "0.99"]
+        let id = try await harness.manager.add(url, options: .init(priority: 3, metadata: metadata))
+        _ = try await harness.manager.wait(for: id)
+        await harness.manager.shutdown()
+        let reopened = try await harness.reopen()
+        let snapshot = try #require(await reopened.manager.snapshot(id))
+        #expect(snapshot.metadata == metadata)
+        #expect(snapshot.options.priority == 3)
+        #expect(snapshot.state == .completed)
+        #expect(snapshot.isCompleted)
+        await reopened.shutdown()
+    }
+
+    @Test("calls back with progress and the result, like the classic API")
+    func callbackAPI() async throws {
+        let harness = try await Harness.make()
+        let size = 1024 * 1024
+        let url = harness.origin.serve("/cb.bin", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+        let result: Result<URL, DownloadError> = await withCheckedContinuation { continuation in
+            Task {
+                try await harness.manager.download(
+                    url, progress: { received, expected, fraction in
+                        #expect(expected == nil || expected == Int64(size))
+                        #expect(received <= Int64(size))
+                        #expect(fraction == nil || (0...1).contains(fraction!))
+                    },
+                    completion: { continuation.resume(returning: $0) })
+            }
+        }
+        expectContent(try result.get(), size: size)
+        await harness.shutdown()
+    }
+
+    @Test("adding the same URL and destination again continues the existing download")
+    func addingTwiceContinues() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/twice.bin", size: 4 * 1024 * 1024)
+        harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+        let first = try await harness.manager.add(url)
+        try await harness.waitForProgress(first, atLeast: 256 * 1024)
+        try await harness.manager.pause(first)
+        let second = try await harness.manager.add(url)
+        #expect(first == second)
+        let file = try await harness.manager.wait(for: second)
+        expectContent(file, size: 4 * 1024 * 1024)
+        #expect(await harness.manager.snapshots().count == 1)
+        await harness.shutdown()
     }
 }

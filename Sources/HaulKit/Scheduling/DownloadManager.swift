@@ -14,7 +14,8 @@ import Logging
 /// for await event in await manager.events(for: id) { print(event) }
 /// ```
 ///
-/// Call ``shutdown()`` before the process exits: it checkpoints running downloads (they continue next time).
+/// Call ``shutdown()`` before the process exits to checkpoint running downloads at once (they continue next time);
+/// without it, they still resume after a restart, from the last checkpoint or the bytes already written.
 public actor DownloadManager {
     public nonisolated let configuration: Configuration
 
@@ -49,18 +50,13 @@ public actor DownloadManager {
         }
         self.configuration = configuration
         store = try DownloadStore(path: configuration.databaseURL.path)
-        transport = HTTPTransport(
+        transport = HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit)
 
         let loaded: [DownloadRecord]
-        do {
-            loaded = try store.fetchAll()
-        } catch {
-            await transport.shutdown()
-            throw error
-        }
+        loaded = try store.fetchAll()
         for var record in loaded {
             if record.state == .running {
                 // The process that ran it stopped without pausing it: queue it to continue where it was.
@@ -247,13 +243,12 @@ public actor DownloadManager {
     /// The current cap on all downloads together.
     public var globalSpeedLimit: Int64? { globalLimiter.limit }
 
-    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them),
-    /// then closes connections. The manager accepts no new work afterwards.
+    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them).
+    /// The manager accepts no new work afterwards.
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
         for id in Array(jobs.keys) { await stop(id, reason: .shutdown) }
-        await transport.shutdown()
         hub.finishAll()
     }
 

@@ -30,6 +30,9 @@ extension DownloadError {
             default: return .networkFailure("the connection failed (\(error))")
             }
         case let error as HTTPParserError:
+            if error == .invalidEOFState {
+                return .networkFailure("the connection closed in the middle of the response")
+            }
             return .malformedResponse("\(error)")
         case let error as NIOSSLError:
             return .tlsFailure("\(error)")

@@ -3,20 +3,44 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Sends GET requests with AsyncHTTPClient, configured for downloading.
 ///
 /// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
 /// cycles, no decompression (ranges count the bytes as sent), the stall timeout as the read timeout (it is what
 /// catches a body that stops), the system trust store for TLS.
+/// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
+/// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
 final class HTTPTransport: Sendable {
     static let maximumRedirects = 10
+
+    private struct Key: Hashable {
+        var connectTimeout: Duration
+        var stallTimeout: Duration
+        var maxConnectionsPerHost: Int
+    }
+
+    private static let shared = Mutex<[Key: HTTPTransport]>([:])
+
+    /// The process-wide transport for these settings.
+    static func shared(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) -> HTTPTransport {
+        let key = Key(
+            connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost)
+        return shared.withLock { transports in
+            if let existing = transports[key] { return existing }
+            let transport = HTTPTransport(
+                connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost)
+            transports[key] = transport
+            return transport
+        }
+    }
 
     private let client: HTTPClient
     private let headerDeadline: TimeAmount
     let stallTimeout: Duration
 
-    init(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) {
+    private init(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) {
         var configuration = HTTPClient.Configuration()
         configuration.httpVersion = .http1Only
         configuration.redirectConfiguration = .follow(max: HTTPTransport.maximumRedirects, allowCycles: false)
@@ -34,10 +58,6 @@ final class HTTPTransport: Sendable {
         request.method = .GET
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         return try await client.execute(request, timeout: headerDeadline, logger: logger)
-    }
-
-    func shutdown() async {
-        try? await client.shutdown()
     }
 }
 
