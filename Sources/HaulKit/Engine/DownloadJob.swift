@@ -100,9 +100,11 @@ struct DownloadJob {
         }
         var failures = 0
         var verifyOverlap = state.current.written > 0
+        // Progress means getting further into the file than ever before in this run: a server that cuts every
+        // response and cannot resume restarts from 0 each time and must still run out of attempts.
+        var furthest = state.current.written
         while true {
             if Task.isCancelled { return .stopped(record) }
-            let transferredBefore = state.current.transferred
             do {
                 switch try await attempt(verifyingOverlap: verifyOverlap) {
                 case .completed:
@@ -118,8 +120,9 @@ struct DownloadJob {
                 let failure = DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
                 logger.debug("attempt failed", metadata: ["error": "\(failure)"])
                 guard failure.isTransient else { return .failed(record, failure) }
-                let progressed = state.current.transferred > transferredBefore
-                failures = progressed ? 1 : failures + 1
+                let reached = state.current.written
+                failures = reached > furthest ? 1 : failures + 1
+                furthest = max(furthest, reached)
                 if failures >= settings.retry.maxAttempts {
                     return .failed(record, failure.givingUp(after: failures))
                 }
