@@ -59,7 +59,7 @@ public struct HTTPHeaderField: Sendable, Hashable, Codable {
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~").union(.alphanumerics)
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && tokenCharacters.contains($0) }),
-            !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+            !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
         else {
             throw .invalidRequest("'\(line)' is not a valid HTTP header")
         }
