@@ -1,0 +1,195 @@
+import Foundation
+import HaulTestSupport
+import Synchronization
+import Testing
+
+@testable import HaulKit
+
+@Suite("Scheduling and control")
+struct SchedulingTests {
+    @Test("at most N downloads run at once, and all complete")
+    func concurrencyLimit() async throws {
+        let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
+        harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+        let events = await harness.manager.events()
+        var ids: [DownloadID] = []
+        for index in 0..<6 {
+            ids.append(try await harness.manager.add(harness.origin.serve("/many/\(index).bin", size: 300_000 + index)))
+        }
+        var running = Set<DownloadID>()
+        var peak = 0
+        var completed = 0
+        for await event in events {
+            switch event.change {
+            case .status(.running): running.insert(event.id)
+            case .status(.completed), .status(.failed): running.remove(event.id)
+                completed += 1
+            default: break
+            }
+            peak = max(peak, running.count)
+            if completed == ids.count { break }
+        }
+        #expect(peak == 2)
+        for (index, id) in ids.enumerated() {
+            expectContent(try await harness.manager.wait(for: id), size: 300_000 + index)
+        }
+        await harness.shutdown()
+    }
+
+    @Test("higher priority starts first; a paused download frees its slot")
+    func priorityAndSlots() async throws {
+        let harness = try await Harness.make { $0.maxConcurrentDownloads = 1 }
+        harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+        let events = await harness.manager.events()
+        let first = try await harness.manager.add(harness.origin.serve("/first.bin", size: 2_000_000))
+        let low = try await harness.manager.add(harness.origin.serve("/low.bin", size: 1000))
+        let high = try await harness.manager.add(harness.origin.serve("/high.bin", size: 1000), options: .init(priority: 5))
+        try await harness.waitForProgress(first, atLeast: 1)
+        #expect(await harness.manager.snapshot(low)?.state == .queued)
+        try await harness.manager.pause(first)
+        _ = try await harness.manager.wait(for: low)
+        _ = try await harness.manager.wait(for: high)
+        var started: [DownloadID] = []
+        for await event in events {
+            if case .status(.running) = event.change { started.append(event.id) }
+            if started.count == 3 { break }
+        }
+        #expect(started == [first, high, low])
+        #expect(await harness.manager.snapshot(first)?.state == .paused)
+        await harness.shutdown()
+    }
+
+    @Test("pauseAll and resumeAll")
+    func pauseAllResumeAll() async throws {
+        let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
+        harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+        var ids: [DownloadID] = []
+        for index in 0..<3 { ids.append(try await harness.manager.add(harness.origin.serve("/all\(index)", size: 1_500_000))) }
+        try await harness.waitForProgress(ids[0], atLeast: 1)
+        await harness.manager.pauseAll()
+        #expect(await harness.manager.snapshots(in: [.paused]).count == 3)
+        #expect(await harness.manager.snapshots(in: [.running, .queued]).isEmpty)
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        await harness.manager.resumeAll()
+        for id in ids { expectContent(try await harness.manager.wait(for: id), size: 1_500_000) }
+        await harness.shutdown()
+    }
+
+    @Test("cancel stops and deletes the partial data; remove can delete the finished file")
+    func cancelAndRemove() async throws {
+        let harness = try await Harness.make()
+        harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+        let slow = try await harness.manager.add(harness.origin.serve("/cancel.bin", size: 3_000_000))
+        try await harness.waitForProgress(slow, atLeast: 100_000)
+        try await harness.manager.cancel(slow)
+        #expect(await harness.manager.snapshot(slow) == nil)
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("cancel.bin.part").path))
+
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        let done = try await harness.manager.add(harness.origin.serve("/keep.bin", size: 1000))
+        let file = try await harness.manager.wait(for: done)
+        try await harness.manager.remove(done)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        let again = try await harness.manager.add(harness.origin.serve("/delete.bin", size: 1000))
+        let deleted = try await harness.manager.wait(for: again)
+        try await harness.manager.remove(again, deletingFile: true)
+        #expect(!FileManager.default.fileExists(atPath: deleted.path))
+        #expect(await harness.manager.snapshots().isEmpty)
+        await #expect(throws: DownloadError.unknownDownload(again)) { try await harness.manager.pause(again) }
+        await harness.manager.removeAll()
+        await harness.shutdown()
+    }
+
+    @Test("a speed limit holds, and can be changed while the download runs")
+    func speedLimit() async throws {
+        let harness = try await Harness.make()
+        let size = 600_000
+        let url = harness.origin.serve("/limited.bin", size: size)
+        let started = ContinuousClock.now
+        let id = try await harness.manager.add(url, options: .init(speedLimit: 300_000))
+        try await harness.waitForProgress(id, atLeast: 150_000)
+        try await harness.manager.setGlobalSpeedLimit(200_000)
+        #expect(await harness.manager.globalSpeedLimit == 200_000)
+        expectContent(try await harness.manager.wait(for: id), size: size)
+        // Never faster than the limits allow (a lower bound cannot flake on a slow machine).
+        #expect(started.duration(to: .now) >= .seconds(1.5))
+        await #expect(throws: DownloadError.self) { try await harness.manager.setSpeedLimit(0, for: id) }
+        await harness.shutdown()
+    }
+
+    @Test("bad input is refused with a clear error")
+    func badInput() async throws {
+        let harness = try await Harness.make()
+        for url in ["ftp://example.com/x", "file:///etc/passwd", "http:///nohost"] {
+            await #expect(throws: DownloadError.self) { try await harness.manager.add(URL(string: url)!) }
+        }
+        do {
+            try await harness.manager.add(URL(string: "ftp://h/x")!)
+        } catch {
+            #expect(error.code == .invalidURL)
+            #expect(error.description.contains("http"))
+        }
+        await #expect(throws: DownloadError.unknownDownload(404)) { try await harness.manager.resume(404) }
+        await harness.shutdown()
+    }
+}
+
+@Suite("File names and safety")
+struct FileSafetyTests {
+    @Test("a hostile Content-Disposition name lands inside the download directory")
+    func hostileName() async throws {
+        let harness = try await Harness.make()
+        var resource = TestOrigin.Resource(size: 1000)
+        resource.contentDisposition =
+            "attachment; filename=\"../../x.sh\"; filename*=UTF-8''..%2F..%2F..%2Ftmp%2Fevil%00%01%0A.sh"
+        harness.origin.serve("/download", resource)
+        let id = try await harness.manager.add(URL(string: harness.origin.url("/download").absoluteString + "?id=3")!)
+        let file = try await harness.manager.wait(for: id)
+        #expect(file.deletingLastPathComponent().standardizedFileURL.path == harness.directory.url.standardizedFileURL.path)
+        #expect(file.lastPathComponent == "evil.sh")
+        expectContent(file, size: 1000)
+        await harness.shutdown()
+    }
+
+    @Test("a name that is taken gets ' (1)', and the existing file is untouched")
+    func takenName() async throws {
+        let harness = try await Harness.make()
+        try Data("mine".utf8).write(to: harness.directory.file("report.pdf"))
+        var resource = TestOrigin.Resource(size: 1000)
+        resource.contentDisposition = "attachment; filename=report.pdf"
+        let first = try await harness.manager.add(harness.origin.serve("/a", resource))
+        let second = try await harness.manager.add(harness.origin.serve("/b", resource))
+        let names = [try await harness.manager.wait(for: first), try await harness.manager.wait(for: second)]
+            .map(\.lastPathComponent).sorted()
+        #expect(names == ["report (1).pdf", "report (2).pdf"])
+        #expect(harness.directory.contents("report.pdf") == Array("mine".utf8))
+        await harness.shutdown()
+    }
+
+    @Test("a symbolic link planted at the part path is never followed")
+    func symlinkAtPartPath() async throws {
+        let harness = try await Harness.make()
+        let victim = harness.directory.file("victim.txt")
+        try Data("precious".utf8).write(to: victim)
+        let target = harness.directory.file("out.bin")
+        try FileManager.default.createSymbolicLink(atPath: target.path + ".part", withDestinationPath: victim.path)
+        let id = try await harness.manager.add(harness.origin.serve("/s.bin", size: 1000), to: .file(target))
+        await #expect(throws: DownloadError.self) { _ = try await harness.manager.wait(for: id) }
+        #expect(await harness.manager.snapshot(id)?.lastError?.code == .destinationNotWritable)
+        #expect(harness.directory.contents("victim.txt") == Array("precious".utf8))
+        await harness.shutdown()
+    }
+
+    @Test("a symbolic link planted at the destination is replaced, not followed")
+    func symlinkAtDestination() async throws {
+        let harness = try await Harness.make()
+        let victim = harness.directory.file("victim2.txt")
+        try Data("precious".utf8).write(to: victim)
+        let target = harness.directory.file("out2.bin")
+        try FileManager.default.createSymbolicLink(atPath: target.path, withDestinationPath: victim.path)
+        let id = try await harness.manager.add(harness.origin.serve("/s2.bin", size: 1000), to: .file(target))
+        expectContent(try await harness.manager.wait(for: id), size: 1000)
+        #expect(harness.directory.contents("victim2.txt") == Array("precious".utf8))
+        await harness.shutdown()
+    }
+}
