@@ -24,9 +24,10 @@ extension DownloadManager {
         public var userAgent = "Haul/\(HaulVersion.current)"
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.
         public var logger = Logger(label: "haul", factory: { _ in SwiftLogNoOpLogHandler() })
-        /// Whether the manager starts queued downloads, including those running when it last stopped, as soon as it
-        /// is created. Turn off to inspect the database without downloading. Default true.
-        public var startsDownloads = true
+        /// Whether downloads left queued or running in the database start as soon as the manager opens. When false
+        /// they wait, still `queued`, for ``DownloadManager/resume(_:)`` or ``DownloadManager/resumeAll()`` (a tool
+        /// that inspects the database or fetches only its own URLs). Downloads added later always start. Default true.
+        public var resumesStoredDownloads = true
         /// Bytes re-fetched before a resume point and compared with the disk. Default 64 KiB.
         public var resumeOverlap: Int64 = 64 * 1024
         /// How often written data is synced and the synced length recorded. Default 1 s.

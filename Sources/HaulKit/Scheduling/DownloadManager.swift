@@ -43,7 +43,7 @@ public actor DownloadManager {
         case shutdown
     }
 
-    /// Opens the state database (creating it if needed) and, if `startsDownloads`, starts the queue.
+    /// Opens the state database (creating it if needed) and, if `resumesStoredDownloads`, continues its downloads.
     public init(configuration: Configuration = Configuration()) async throws(DownloadError) {
         guard configuration.maxConcurrentDownloads >= 1, configuration.maxConnectionsPerHost >= 1 else {
             throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
@@ -63,9 +63,9 @@ public actor DownloadManager {
                 record.state = .queued
                 try? store.saveLifecycle(record)
             }
-            remember(record)
+            remember(record, queueing: configuration.resumesStoredDownloads)
         }
-        if configuration.startsDownloads { schedule() }
+        schedule()
     }
 
     // MARK: - Adding
@@ -178,12 +178,16 @@ public actor DownloadManager {
         }
     }
 
-    /// Queues a paused or failed download again; it continues from the bytes on disk.
+    /// Queues a paused or failed download again (or releases a held stored one); it continues from the bytes on
+    /// disk.
     public func resume(_ id: DownloadID) throws(DownloadError) {
         let record = try existing(id)
         switch record.state {
         case .paused, .failed:
             setState(id, .queued)
+            schedule()
+        case .queued where !queue.contains(id) && jobs[id] == nil:
+            queue.insert(id, priority: record.options.priority)
             schedule()
         case .queued, .running, .completed:
             break
@@ -213,7 +217,7 @@ public actor DownloadManager {
 
     /// Resumes every paused and failed download.
     public func resumeAll() {
-        for (id, record) in records where record.state == .paused || record.state == .failed {
+        for (id, record) in records where record.state == .paused || record.state == .failed || record.state == .queued {
             try? resume(id)
         }
     }
@@ -337,7 +341,7 @@ public actor DownloadManager {
     // MARK: - Scheduling
 
     private func schedule() {
-        guard !isShutDown, configuration.startsDownloads else { return }
+        guard !isShutDown else { return }
         while jobs.count < configuration.maxConcurrentDownloads, let id = queue.popFirst() {
             start(id)
         }
@@ -424,12 +428,12 @@ public actor DownloadManager {
 
     // MARK: - Records
 
-    private func remember(_ record: DownloadRecord) {
+    private func remember(_ record: DownloadRecord, queueing: Bool = true) {
         let id = record.downloadID
         records[id] = record
         idsByURL[record.url, default: []].append(id)
         if let path = record.destinationPath { reservedPaths[path] = id }
-        if record.state == .queued { queue.insert(id, priority: record.options.priority) }
+        if record.state == .queued, queueing { queue.insert(id, priority: record.options.priority) }
     }
 
     private func existing(_ id: DownloadID) throws(DownloadError) -> DownloadRecord {
