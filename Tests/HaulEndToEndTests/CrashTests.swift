@@ -1,0 +1,113 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Crash safety of the haul process", .serialized)
+struct CrashTests {
+    @Test("SIGKILL early, midway and late: a new process resumes byte-exact, fetching almost nothing twice",
+          arguments: [0.1, 0.5, 0.9])
+    func killAndResume(at fraction: Double) async throws {
+        let origin = try await TestOrigin.start()
+        let size = 24 * 1024 * 1024 + 13
+        let url = origin.serve("/big.bin", size: size)
+        origin.setFaults { $0.bytesPerSecond = 16 * 1024 * 1024 }
+        let directory = TemporaryDirectory()
+        let output = directory.file("big.bin").path
+        let arguments = ["get", "--quiet", "--state-dir", directory.file("state").path, "-o", output, url.absoluteString]
+
+        let first = try ChildProcess(product: "haul", arguments: arguments)
+        let target = Int(Double(size) * fraction)
+        let start = ContinuousClock.now
+        while (fileSize(output + ".part") ?? 0) < target {
+            if start.duration(to: .now) > .seconds(60) { Issue.record("no progress"); break }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        first.send(SIGKILL)
+        #expect(try await first.wait() == SIGKILL || first.process.terminationReason == .uncaughtSignal)
+        let partSize = try #require(fileSize(output + ".part"))
+        let sentBeforeKill = origin.bodyBytesSent(to: "/big.bin")
+
+        origin.setFaults { $0.bytesPerSecond = nil }
+        let second = try ChildProcess(product: "haul", arguments: arguments)
+        #expect(try await second.wait() == 0, "\(second.standardError)")
+
+        let data = try #require(FileManager.default.contents(atPath: output))
+        #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+        #expect(!FileManager.default.fileExists(atPath: output + ".part"))
+        let requests = origin.requests(to: "/big.bin")
+        #expect(requests.count == 2)
+        let overlap = min(partSize, 64 * 1024)
+        #expect(requests.last?.range == "bytes=\(partSize - overlap)-")
+        #expect(requests.last?.ifRange == TestOrigin.Resource(size: size).etag)
+        let wasted = origin.bodyBytesSent(to: "/big.bin") - size
+        print(
+            "SIGKILL at \(Int(fraction * 100))%: part file \(partSize) B, server had sent \(sentBeforeKill) B;",
+            "re-downloaded \(wasted) B (of which \(overlap) B deliberate overlap)")
+        #expect(wasted <= 1024 * 1024 + overlap)
+        await origin.stop()
+    }
+
+    @Test("Ctrl-C stops cleanly with exit 130 and a resume hint; the same command resumes")
+    func interruptAndRerun() async throws {
+        let origin = try await TestOrigin.start()
+        let size = 8 * 1024 * 1024
+        let url = origin.serve("/int.bin", size: size)
+        origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+        let directory = TemporaryDirectory()
+        let arguments = ["get", "--state-dir", directory.file("state").path, "-d", directory.path, url.absoluteString]
+        let first = try ChildProcess(product: "haul", arguments: arguments)
+        let part = directory.file("int.bin.part").path
+        let start = ContinuousClock.now
+        while (fileSize(part) ?? 0) < 1024 * 1024, start.duration(to: .now) < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        first.send(SIGINT)
+        #expect(try await first.wait() == 130)
+        #expect(first.standardError.contains("run the same command again to resume"))
+        let stoppedAt = try #require(fileSize(part))
+
+        origin.setFaults { $0.bytesPerSecond = nil }
+        let second = try ChildProcess(product: "haul", arguments: arguments)
+        #expect(try await second.wait() == 0, "\(second.standardError)")
+        #expect(second.standardOutput.contains("saved"))
+        let data = try #require(directory.contents("int.bin"))
+        #expect(TestContent.firstMismatch(data, size: size) == nil)
+        #expect(origin.requests(to: "/int.bin").last?.range == "bytes=\(stoppedAt - 64 * 1024)-")
+        await origin.stop()
+    }
+
+    @Test("exit codes: 0 done, 1 for 404, 3 for a checksum mismatch, 64 for bad arguments")
+    func exitCodes() async throws {
+        let origin = try await TestOrigin.start()
+        let url = origin.serve("/ok.bin", size: 1000)
+        let directory = TemporaryDirectory()
+        let state = ["--state-dir", directory.file("state").path, "-d", directory.path]
+
+        let ok = try ChildProcess(product: "haul", arguments: ["get", "-q"] + state + [url.absoluteString])
+        #expect(try await ok.wait() == 0)
+
+        let missing = try ChildProcess(product: "haul", arguments: ["get", "-q"] + state + [origin.url("/nope").absoluteString])
+        #expect(try await missing.wait() == 1)
+        #expect(missing.standardError.contains("404 Not Found"))
+        #expect(missing.standardError.contains("check the URL"))
+
+        let sum = "sha256=" + String(repeating: "0", count: 64)
+        let bad = try ChildProcess(
+            product: "haul", arguments: ["get", "-q", "--checksum", sum] + state + [origin.serve("/sum.bin", size: 10).absoluteString])
+        #expect(try await bad.wait() == 3)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("sum.bin").path))
+
+        for arguments in [["get"], ["get", "notaurl"], ["get", "--checksum", "sha256=xyz", url.absoluteString], ["get", "--limit-rate", "fast", url.absoluteString]] {
+            let usage = try ChildProcess(product: "haul", arguments: arguments + state)
+            #expect(try await usage.wait() == 64, "\(arguments)")
+            #expect(!usage.standardError.isEmpty)
+        }
+        await origin.stop()
+    }
+}
