@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The bytes every test resource serves: byte `i` of version `v` is a pure function of (i, v), so any download or
 /// range is checked without fixtures, and two versions differ almost everywhere (a splice is always caught).
 public enum TestContent {
@@ -14,8 +16,34 @@ public enum TestContent {
         UInt8(truncatingIfNeeded: word(UInt64(offset >> 3), version: UInt64(version)) >> (UInt64(offset & 7) * 8))
     }
 
+    /// The first bytes of each version, computed once: serving and checking then only copy memory, which keeps a
+    /// debug-built origin from starving the code under test of CPU.
+    static let cachedLength = 32 << 20
+    private static let cache = Mutex<[Int: [UInt8]]>([:])
+
+    private static func cached(_ version: Int) -> [UInt8] {
+        if let bytes = cache.withLock({ $0[version] }) { return bytes }
+        var bytes = [UInt8](repeating: 0, count: cachedLength)
+        bytes.withUnsafeMutableBytes { compute($0, offset: 0, version: version) }
+        return cache.withLock { cache in
+            if let existing = cache[version] { return existing }
+            cache[version] = bytes
+            return bytes
+        }
+    }
+
     /// Writes bytes `offset..<offset+buffer.count` of `version` into `buffer`.
     public static func fill(_ buffer: UnsafeMutableRawBufferPointer, offset: Int, version: Int = 0) {
+        if offset + buffer.count <= cachedLength {
+            cached(version).withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + buffer.count]))
+            }
+            return
+        }
+        compute(buffer, offset: offset, version: version)
+    }
+
+    private static func compute(_ buffer: UnsafeMutableRawBufferPointer, offset: Int, version: Int) {
         var index = 0
         while index < buffer.count {
             let position = offset + index

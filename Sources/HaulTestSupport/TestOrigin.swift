@@ -211,15 +211,22 @@ public final class TestOrigin: Sendable {
         // (closing drops writes that are only queued).
         let write: @Sendable (ByteBuffer) async throws -> Void = { try await channel.writeAndFlush($0) }
         try? await connection.executeThenClose { inbound, _ in
+            var parts = inbound.makeAsyncIterator()
             var head: HTTPRequestHead?
-            for try await part in inbound {
+            while let part = try await parts.next() {
                 switch part {
                 case .head(let requestHead): head = requestHead
                 case .body: break
                 case .end:
                     guard let requestHead = head else { return }
                     let keepOpen = try await respond(to: requestHead, connection: number, write: write)
-                    if !keepOpen { return }
+                    if !keepOpen {
+                        // Half-close: the client still receives every byte written, then end-of-stream (a plain
+                        // close can reach it as a reset that discards what it had not read yet).
+                        try? await channel.close(mode: .output)
+                        while try await parts.next() != nil {}
+                        return
+                    }
                 }
             }
         }

@@ -58,17 +58,18 @@ struct CrashTests {
         let origin = try await TestOrigin.start()
         let size = 8 * 1024 * 1024
         let url = origin.serve("/int.bin", size: size)
-        origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+        origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         let directory = TemporaryDirectory()
         let arguments = ["get", "--state-dir", directory.file("state").path, "-d", directory.path, url.absoluteString]
         let first = try ChildProcess(product: "haul", arguments: arguments)
         let part = directory.file("int.bin.part").path
         let start = ContinuousClock.now
-        while (fileSize(part) ?? 0) < 1024 * 1024, start.duration(to: .now) < .seconds(60) {
+        while (fileSize(part) ?? 0) < 512 * 1024, start.duration(to: .now) < .seconds(60) {
             try await Task.sleep(for: .milliseconds(5))
         }
         first.send(SIGINT)
-        #expect(try await first.wait() == 130)
+        let status = try await first.wait()
+        #expect(status == 130, "exit \(status): \(first.standardError)")
         #expect(first.standardError.contains("run the same command again to resume"))
         let stoppedAt = try #require(fileSize(part))
 

@@ -80,7 +80,7 @@ struct FailureTests {
 
     @Test("a stalled body is dropped after the stall timeout and resumed")
     func stallIsResumed() async throws {
-        let harness = try await Harness.make { $0.stallTimeout = .milliseconds(700) }
+        let harness = try await Harness.make { $0.stallTimeout = .seconds(2) }
         let size = 600_000
         let url = harness.origin.serve("/stall.bin", size: size)
         harness.origin.setFaults {
@@ -90,7 +90,9 @@ struct FailureTests {
         }
         let id = try await harness.manager.add(url)
         expectContent(try await harness.manager.wait(for: id), size: size)
-        #expect(harness.origin.requests(to: "/stall.bin").last?.range == "bytes=250000-")
+        let requests = harness.origin.requests(to: "/stall.bin")
+        #expect(requests.count >= 2)
+        #expect(requests.dropFirst().first?.range == "bytes=250000-")
         await harness.shutdown()
     }
 

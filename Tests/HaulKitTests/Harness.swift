@@ -31,8 +31,9 @@ struct Harness {
             downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite"))
         configuration.retry.initialDelay = .milliseconds(10)
         configuration.retry.maxDelay = .milliseconds(50)
-        configuration.connectTimeout = .seconds(2)
-        configuration.stallTimeout = .seconds(5)
+        // Generous: the whole suite runs in parallel on a small, shared machine.
+        configuration.connectTimeout = .seconds(10)
+        configuration.stallTimeout = .seconds(15)
         configuration.progressInterval = .milliseconds(50)
         return configuration
     }

@@ -27,7 +27,9 @@ struct JobMonitor: Sendable {
                 at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             state.update { $0.bytesPerSecond = gauge.bytesPerSecond }
             let progress = state.progress
-            if progress != lastProgress {
+            // Nothing to say until the size is known or bytes arrive.
+            let moved = progress.expectedBytes != nil || progress.receivedBytes > 0
+            if moved, progress != lastProgress {
                 environment.events.yield(id, .progress(progress))
                 lastProgress = progress
             }
