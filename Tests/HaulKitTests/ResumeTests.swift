@@ -74,16 +74,9 @@ struct ResumeTests {
     func resourceChangedWhilePaused() async throws {
         let harness = try await Harness.make()
         let size = 2 * 1024 * 1024
-        let url = harness.origin.serve("/changing.bin", size: size)
-        harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
-        let events = await harness.manager.events()
-        let id = try await harness.manager.add(url)
-        try await harness.waitForProgress(id, atLeast: 300 * 1024)
-        try await harness.manager.pause(id)
-        harness.origin.updateResource("/changing.bin") { $0.version = 1 }
-        harness.origin.setFaults { $0.bytesPerSecond = nil }
-        try await harness.manager.resume(id)
-
+        let (id, events) = try await pauseChangeResume(harness, TestOrigin.Resource(size: size), "/changing.bin") {
+            $0.version = 1
+        }
         expectContent(try await harness.manager.wait(for: id), size: size, version: 1)
         #expect(await restartReasons(events, id) == [.resourceChanged])
         let last = try #require(harness.origin.requests(to: "/changing.bin").last)
@@ -98,16 +91,7 @@ struct ResumeTests {
         let size = 2 * 1024 * 1024
         var resource = TestOrigin.Resource(size: size)
         resource.fixedValidators = true
-        let url = harness.origin.serve("/liar.bin", resource)
-        harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
-        let events = await harness.manager.events()
-        let id = try await harness.manager.add(url)
-        try await harness.waitForProgress(id, atLeast: 300 * 1024)
-        try await harness.manager.pause(id)
-        harness.origin.updateResource("/liar.bin") { $0.version = 7 }
-        harness.origin.setFaults { $0.bytesPerSecond = nil }
-        try await harness.manager.resume(id)
-
+        let (id, events) = try await pauseChangeResume(harness, resource, "/liar.bin") { $0.version = 7 }
         expectContent(try await harness.manager.wait(for: id), size: size, version: 7)
         #expect(await restartReasons(events, id) == [.contentMismatch])
         await harness.shutdown()
@@ -238,6 +222,22 @@ struct ResumeTests {
         #expect(harness.origin.requests(to: "/final.bin").count == 1)
         await reopened.shutdown()
     }
+}
+
+/// Starts downloading `resource` slowly, pauses it after 300 KiB, changes the resource, and resumes at full speed.
+func pauseChangeResume(
+    _ harness: Harness, _ resource: TestOrigin.Resource, _ path: String, change: (inout TestOrigin.Resource) -> Void
+) async throws -> (DownloadID, AsyncStream<DownloadEvent>) {
+    let url = harness.origin.serve(path, resource)
+    harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+    let events = await harness.manager.events()
+    let id = try await harness.manager.add(url)
+    try await harness.waitForProgress(id, atLeast: 300 * 1024)
+    try await harness.manager.pause(id)
+    harness.origin.updateResource(path, change)
+    harness.origin.setFaults { $0.bytesPerSecond = nil }
+    try await harness.manager.resume(id)
+    return (id, events)
 }
 
 /// The restart reasons reported for `id` until it completes or fails.

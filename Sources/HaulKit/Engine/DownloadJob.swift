@@ -71,7 +71,7 @@ struct DownloadJob {
         if case .completed = outcome {
         } else {
             // Checkpoint what is there, so a resume starts from all of it.
-            monitor.checkpoint()
+            await monitor.checkpoint()
             state.current.file?.close()
         }
         state.update {
@@ -398,7 +398,7 @@ struct DownloadJob {
                 throw DownloadError.checksumMismatch(expected: checksum, actual: digest)
             }
         }
-        try file.sync()
+        try await onBlockingThread { try file.sync() }
         record.totalBytes = total
         record.durableBytes = total
         record.finalizing = true

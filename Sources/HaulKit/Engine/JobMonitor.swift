@@ -36,7 +36,7 @@ struct JobMonitor: Sendable {
             if lastCheckpoint.duration(to: now) >= settings.checkpointInterval {
                 let values = state.current
                 if committed?.generation != values.generation || committed?.bytes != values.written {
-                    checkpoint()
+                    await checkpoint()
                     committed = (values.generation, values.written)
                 }
                 lastCheckpoint = now
@@ -44,14 +44,19 @@ struct JobMonitor: Sendable {
         }
     }
 
-    /// Syncs the part file and records the synced length. Errors are logged: the receive loop reports I/O errors.
-    func checkpoint() {
+    /// Syncs the part file and records the synced length, off the cooperative threads (a sync can take seconds).
+    /// Errors are logged: the receive loop reports I/O errors.
+    func checkpoint() async {
         let values = state.current
         guard let file = values.file, values.written > 0 else { return }
+        let store = environment.store
+        let id = id
         do {
-            try file.sync()
-            try environment.store.checkpoint(
-                id, generation: values.generation, durableBytes: values.written, bootID: BootIdentity.current)
+            try await onBlockingThread {
+                try file.sync()
+                try store.checkpoint(
+                    id, generation: values.generation, durableBytes: values.written, bootID: BootIdentity.current)
+            }
         } catch {
             environment.settings.logger.warning(
                 "checkpoint failed", metadata: ["download": "\(id)", "error": "\(error)"])

@@ -400,10 +400,10 @@ public actor DownloadManager {
         records[id] = record
 
         switch (outcome, job.stopReason) {
-        case (.completed(_, let file), .remove(false)):
-            // Finished just as it was cancelled: keep the file, forget the download.
-            _ = file
-            try? forget(id, deletingFile: false)
+        case (.completed, .remove(let deletingFile)):
+            // Finished just as it was removed: the file is complete, so only `deletingFile` deletes it.
+            records[id]?.state = .completed
+            try? forget(id, deletingFile: deletingFile)
         case (_, .remove(let deletingFile)):
             try? forget(id, deletingFile: deletingFile)
         case (.completed(_, let file), _):

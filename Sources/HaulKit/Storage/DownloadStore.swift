@@ -74,20 +74,20 @@ final class DownloadStore: Sendable {
         }
     }
 
-    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
+    private func read<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
         do {
-            return try database.read { db in try DownloadRecord.order(Column("id")).fetchAll(db) }
+            return try database.read(body)
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
         }
     }
 
+    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
+        try read { db in try DownloadRecord.order(Column("id")).fetchAll(db) }
+    }
+
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
-        do {
-            return try database.read { db in try DownloadRecord.fetchOne(db, key: id.rawValue) }
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
-        }
+        try read { db in try DownloadRecord.fetchOne(db, key: id.rawValue) }
     }
 
     /// Inserts new records in one transaction and returns them with their identifiers.

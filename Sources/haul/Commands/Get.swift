@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HaulKit
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -154,6 +155,8 @@ struct Get: AsyncParsableCommand {
         }
         await manager.shutdown()
         await reporting.value
+        // Interrupted: the waits ended because the manager shut down, not because downloads failed.
+        if interruption.happened { throw ExitStatus.interrupted }
         throw ExitStatus.forFailures(failures)
     }
 }
@@ -163,6 +166,10 @@ struct Get: AsyncParsableCommand {
 final class Interruption: Sendable {
     let manager: DownloadManager
     let quiet: Bool
+    private let signals = Atomic<Int>(0)
+
+    /// True once a SIGINT or SIGTERM arrived.
+    var happened: Bool { signals.load(ordering: .relaxed) > 0 }
     private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
     private static let queue = DispatchQueue(label: "haul.signals")
 
@@ -172,12 +179,11 @@ final class Interruption: Sendable {
     }
 
     func install() {
-        let received = Counter()
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: Self.queue)
-            source.setEventHandler { [manager] in
-                if received.increment() > 1 { exit(ExitStatus.interrupted.rawValue) }
+            source.setEventHandler { [self, manager] in
+                if self.signals.add(1, ordering: .relaxed).newValue > 1 { exit(ExitStatus.interrupted.rawValue) }
                 FileHandle.standardError.write(
                     Data("\nhaul: interrupted; run the same command again to resume\n".utf8))
                 Task {
@@ -187,15 +193,6 @@ final class Interruption: Sendable {
             }
             source.resume()
             Self.queue.sync { Self.sources.append(source) }
-        }
-    }
-
-    /// Counts signals; used only on the signal queue.
-    private final class Counter: @unchecked Sendable {
-        private var value = 0
-        func increment() -> Int {
-            value += 1
-            return value
         }
     }
 }

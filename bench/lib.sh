@@ -1,0 +1,92 @@
+# Shared set-up for the benchmarks: a private nginx on 127.0.0.1 serving generated files.
+# Source it; call bench_setup, then bench_teardown (also run on exit).
+set -euo pipefail
+
+BENCH_DIR=${BENCH_DIR:-/tmp/haul-bench}
+BENCH_PORT=${BENCH_PORT:-18080}
+WWW="$BENCH_DIR/www"
+NGINX_PREFIX="$BENCH_DIR/nginx"
+ACCESS_LOG="$NGINX_PREFIX/access.log"
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+bench_install() {
+    local missing=()
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+    [ -x /usr/bin/time ] || missing+=(time)
+    if [ ${#missing[@]} -gt 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        as_root apt-get update -qq
+        as_root apt-get install -y -qq "${missing[@]}"
+    fi
+}
+
+# bench_file NAME SIZE_MIB: a file of random bytes (made once, reused).
+bench_file() {
+    local name=$1 mib=$2
+    mkdir -p "$WWW"
+    if [ ! -f "$WWW/$name" ] || [ "$(stat -c %s "$WWW/$name")" -ne $((mib * 1024 * 1024)) ]; then
+        head -c $((mib * 1024 * 1024)) /dev/urandom > "$WWW/$name"
+    fi
+}
+
+bench_setup() {
+    bench_install
+    mkdir -p "$WWW" "$NGINX_PREFIX/tmp"
+    cat > "$NGINX_PREFIX/nginx.conf" <<CONF
+worker_processes 1;
+pid $NGINX_PREFIX/nginx.pid;
+error_log $NGINX_PREFIX/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    log_format sent '\$request_uri \$status \$bytes_sent \$http_range';
+    client_body_temp_path $NGINX_PREFIX/tmp;
+    proxy_temp_path $NGINX_PREFIX/tmp;
+    fastcgi_temp_path $NGINX_PREFIX/tmp;
+    uwsgi_temp_path $NGINX_PREFIX/tmp;
+    scgi_temp_path $NGINX_PREFIX/tmp;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    types { application/octet-stream bin; }
+    server {
+        listen 127.0.0.1:$BENCH_PORT;
+        root $WWW;
+        access_log $ACCESS_LOG sent;
+        location /slow/ { alias $WWW/; limit_rate 10m; }
+    }
+}
+CONF
+    bench_teardown
+    /usr/sbin/nginx -p "$NGINX_PREFIX" -c "$NGINX_PREFIX/nginx.conf"
+    trap bench_teardown EXIT
+}
+
+bench_teardown() {
+    if [ -f "$NGINX_PREFIX/nginx.pid" ]; then
+        kill "$(cat "$NGINX_PREFIX/nginx.pid")" 2>/dev/null || true
+        rm -f "$NGINX_PREFIX/nginx.pid"
+        sleep 0.2
+    fi
+}
+
+# Body bytes nginx sent for PATH since the log was last cleared (headers included: $bytes_sent).
+bench_bytes_sent() {
+    awk -v path="$1" '$1 == path { total += $3 } END { print total + 0 }' "$ACCESS_LOG"
+}
+
+bench_clear_log() { : > "$ACCESS_LOG"; kill -USR1 "$(cat "$NGINX_PREFIX/nginx.pid")"; sleep 0.1; }
+
+# Peak RSS in KiB, wall seconds and CPU seconds of a command, from /usr/bin/time -v: prints "rss wall cpu".
+bench_measure() {
+    local report
+    report=$(mktemp)
+    /usr/bin/time -v -o "$report" "$@" >/dev/null 2>&1 || { cat "$report" >&2; rm -f "$report"; return 1; }
+    awk -F': ' '
+        /Maximum resident set size/ { rss = $2 }
+        /Elapsed \(wall clock\)/ { n = split($2, p, ":"); wall = (n == 3) ? p[1] * 3600 + p[2] * 60 + p[3] : p[1] * 60 + p[2] }
+        /User time/ { user = $2 } /System time/ { sys = $2 }
+        END { printf "%d %.2f %.2f\n", rss, wall, user + sys }' "$report"
+    rm -f "$report"
+}
