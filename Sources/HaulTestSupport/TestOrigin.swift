@@ -58,6 +58,9 @@ public final class TestOrigin: Sendable {
         public var bytesPerSecond: Int?
         /// Change to this version after this many body bytes of the next response were sent (once).
         public var changeVersionAfter: (bytes: Int, version: Int)?
+        /// Answer 503 to a request that arrives while this many responses are already being sent (a server that
+        /// refuses extra connections).
+        public var refuseAbove: Int?
 
         public init() {}
     }
@@ -92,6 +95,8 @@ public final class TestOrigin: Sendable {
         var connections = 0
         var activeConnections = 0
         var peakConnections = 0
+        var activeResponses = 0
+        var peakResponses = 0
     }
 
     private let state = Mutex(State())
@@ -179,6 +184,8 @@ public final class TestOrigin: Sendable {
     /// Connections accepted so far, and the most open at once.
     public var connectionCount: Int { state.withLock { $0.connections } }
     public var peakConnections: Int { state.withLock { $0.peakConnections } }
+    /// The most successful (2xx) responses that were being sent at once.
+    public var peakResponses: Int { state.withLock { $0.peakResponses } }
 
     // MARK: - Serving
 
@@ -239,7 +246,10 @@ public final class TestOrigin: Sendable {
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
         let headers = head.headers.map { ($0.name, $0.value) }
         let (route, scripted, faults, index) = state.withLock { state in
-            let scripted = state.faults.scripted.isEmpty ? nil : state.faults.scripted.removeFirst()
+            var scripted = state.faults.scripted.isEmpty ? nil : state.faults.scripted.removeFirst()
+            if scripted == nil, let cap = state.faults.refuseAbove, state.activeResponses >= cap {
+                scripted = (503, [("Retry-After", "1")])
+            }
             state.requests.append(Request(path: path, headers: headers, connection: connection))
             let faults = state.faults
             if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
@@ -321,6 +331,11 @@ public final class TestOrigin: Sendable {
         guard try await sendHead(status, fields) else { return false }
 
         // Body.
+        state.withLock { state in
+            state.activeResponses += 1
+            state.peakResponses = max(state.peakResponses, state.activeResponses)
+        }
+        defer { state.withLock { $0.activeResponses -= 1 } }
         let chunkSize = 16 * 1024
         var sent = 0
         var version = resource.version

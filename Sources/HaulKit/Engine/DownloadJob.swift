@@ -36,6 +36,8 @@ struct DownloadJob {
     let limiter: RateLimiter
     let environment: JobEnvironment
     private var rangesUsable = true
+    /// The plan while the download runs over several connections.
+    private var board: SegmentBoard?
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
@@ -74,6 +76,7 @@ struct DownloadJob {
             await monitor.checkpoint()
             state.current.file?.close()
         }
+        board?.close()
         state.update {
             $0.file = nil
             $0.activeConnections = 0
@@ -84,6 +87,7 @@ struct DownloadJob {
             // Pick up the checkpointed byte count.
             final.durableBytes = refreshed.durableBytes
             final.bootID = refreshed.bootID
+            final.segments = refreshed.segments
         }
         switch outcome {
         case .completed(_, let file): return .completed(final, file: file)
@@ -99,10 +103,10 @@ struct DownloadJob {
             return .failed(record, error)
         }
         var failures = 0
-        var verifyOverlap = state.current.written > 0
+        var verifyOverlap = state.current.written > 0 && board == nil
         // Progress means getting further into the file than ever before in this run: a server that cuts every
         // response and cannot resume restarts from 0 each time and must still run out of attempts.
-        var furthest = state.current.written
+        var furthest = state.current.received
         while true {
             if Task.isCancelled { return .stopped(record) }
             do {
@@ -120,7 +124,7 @@ struct DownloadJob {
                 let failure = DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
                 logger.debug("attempt failed", metadata: ["error": "\(failure)"])
                 guard failure.isTransient else { return .failed(record, failure) }
-                let reached = state.current.written
+                let reached = state.current.received
                 failures = reached > furthest ? 1 : failures + 1
                 furthest = max(furthest, reached)
                 if failures >= settings.retry.maxAttempts {
@@ -152,6 +156,11 @@ struct DownloadJob {
         }
         if record.finalizing, let file = try finishInterruptedFinalization() { return file }
         guard record.hasPartData, let partPath = record.partPath else { return nil }
+        if let saved = record.segments, let total = record.totalBytes {
+            try restoreSegments(saved, total: total, partPath: partPath)
+            return nil
+        }
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
 
         let partSize: Int64
         switch FileSystem.entry(at: partPath) {
@@ -176,9 +185,125 @@ struct DownloadJob {
         record.bootID = BootIdentity.current
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
-        state.update { $0.written = trusted }
+        state.update {
+            $0.written = trusted
+            $0.received = trusted
+        }
         logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
         return nil
+    }
+
+    /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
+    private mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) throws(DownloadError) {
+        let minimum = settings.minimumSegmentSize
+        guard FileSystem.entry(at: partPath) == .regularFile(size: total), let journalPath = record.journalPath else {
+            return try forgetPartData()
+        }
+        let journal = try SegmentJournal(path: journalPath)
+        let sameBoot = record.bootID != nil && record.bootID == BootIdentity.current
+        let fromJournal = sameBoot
+            ? journal.read(generation: record.generation).flatMap {
+                SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
+            } : nil
+        guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum) else {
+            journal.close()
+            return try forgetPartData()
+        }
+        let file = try PartFile(path: partPath, truncate: false)
+        try file.sync()
+        let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
+        let board = SegmentBoard(planner: planner, journal: journal, generation: record.generation, verifying: verifying)
+        self.board = board
+        state.update {
+            $0.file = file
+            $0.board = board
+            $0.received = planner.receivedBytes
+            $0.written = planner.contiguousBytes
+        }
+        record.segments = planner.segments
+        record.durableBytes = planner.contiguousBytes
+        record.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
+    }
+
+    /// Drops a part file that cannot be trusted; the next response starts it again.
+    private mutating func forgetPartData() throws(DownloadError) {
+        record.hasPartData = false
+        record.segments = nil
+        record.durableBytes = 0
+        try environment.store.saveTransfer(record)
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
+    }
+
+    private var connectionsAllowed: Int {
+        max(1, min(record.options.connections, settings.maxConnectionsPerHost))
+    }
+
+    /// Splits the rest of the file among connections: preallocates, syncs what is there, records the plan.
+    private mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
+        guard let file = state.current.file, let journalPath = record.journalPath else {
+            throw .internalError("download \(id) has no part file to split")
+        }
+        try file.preallocate(total)
+        try file.sync()
+        let planner = SegmentPlanner(
+            total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
+        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.generation)
+        self.board = board
+        state.update {
+            $0.board = board
+            $0.received = done
+        }
+        record.segments = planner.segments
+        record.durableBytes = done
+        record.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        return board
+    }
+
+    /// Runs the connections until the plan is done; restarts from byte 0 if any of them saw another version.
+    private mutating func runSegmented(_ board: SegmentBoard, opening: SegmentedTransfer.Opening?) async throws
+        -> AttemptResult
+    {
+        guard let file = state.current.file, let validator = record.validator, let total = record.totalBytes else {
+            throw DownloadError.internalError("download \(id) lost its plan")
+        }
+        let headers = requestHeaders
+        // Each connection counts itself while it transfers.
+        state.update { $0.activeConnections = 0 }
+        let transfer = SegmentedTransfer(
+            id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
+            headers: { first, last, ifRange in headers.fields(range: "bytes=\(first)-\(last)", ifRange: ifRange) },
+            file: file, board: board, state: state, limiter: limiter, environment: environment,
+            connections: connectionsAllowed, logger: logger)
+        do {
+            try await transfer.run(opening: opening)
+        } catch let restart as SegmentedTransfer.Restart {
+            logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
+            if restart.reason == .rangeMismatch { rangesUsable = false }
+            try rewind(to: 0, because: restart.reason)
+            return .refetch(restart.reason)
+        }
+        guard board.plan.isComplete else {
+            throw DownloadError.networkFailure("every connection stopped before the file was complete")
+        }
+        state.update {
+            $0.written = total
+            $0.received = total
+        }
+        return .completed
+    }
+
+    /// Closes the plan and deletes its journal (the part file is complete, or is being cut back).
+    private mutating func dropSegments() throws(DownloadError) {
+        board?.close()
+        board = nil
+        state.update { $0.board = nil }
+        record.segments = nil
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
     /// Completes a rename that a previous run had committed to but may not have done.
@@ -203,6 +328,7 @@ struct DownloadJob {
     // MARK: - One request
 
     private mutating func attempt(verifyingOverlap: Bool) async throws -> AttemptResult {
+        if let board { return try await runSegmented(board, opening: nil) }
         let written = state.current.written
         let overlap = verifyingOverlap ? min(written, settings.resumeOverlap) : 0
         let request = RangeRequest(start: written - overlap, overlap: overlap)
@@ -240,28 +366,25 @@ struct DownloadJob {
                 try await beginPartData(validator, head: head)
             }
             state.update { $0.total = record.totalBytes }
+            if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1, let total = record.totalBytes,
+                total - offset >= 2 * settings.minimumSegmentSize
+            {
+                let board = try startSegments(total: total, done: offset)
+                return try await runSegmented(board, opening: .init(body: response.body, start: offset))
+            }
             return try await receive(
                 response.body, from: offset, verifying: restart == nil ? overlap : 0, contentLength: head.contentLength)
         }
     }
 
+    private var requestHeaders: RequestHeaders {
+        RequestHeaders(userAgent: settings.userAgent, custom: record.options.headers)
+    }
+
     private func send(_ request: RangeRequest) async throws -> HTTPClientResponse {
-        let custom = record.options.headers
-        var headers: [(String, String)] = []
-        if !custom.contains(where: { $0.name.lowercased() == "user-agent" }) {
-            headers.append(("User-Agent", settings.userAgent))
-        }
-        headers.append(("Accept-Encoding", "identity"))
-        if rangesUsable {
-            headers.append(("Range", "bytes=\(request.start)-"))
-            if request.start > 0, let ifRange = record.validator?.ifRange {
-                headers.append(("If-Range", ifRange))
-            }
-        }
-        for field in custom
-        where !["range", "if-range", "accept-encoding"].contains(field.name.lowercased()) {
-            headers.append((field.name, field.value))
-        }
+        let headers = requestHeaders.fields(
+            range: rangesUsable ? "bytes=\(request.start)-" : nil,
+            ifRange: rangesUsable && request.start > 0 ? record.validator?.ifRange : nil)
         state.update { $0.activeConnections = 1 }
         return try await environment.transport.get(record.url, headers: headers, logger: logger)
     }
@@ -295,9 +418,11 @@ struct DownloadJob {
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
     private mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
+        if board != nil || record.segments != nil { try dropSegments() }
         let generation = state.update {
             $0.generation += 1
             $0.written = offset
+            $0.received = offset
             $0.finished = false
             return $0.generation
         }
@@ -399,6 +524,7 @@ struct DownloadJob {
             }
         }
         try await onBlockingThread { try file.sync() }
+        if board != nil { try dropSegments() }
         record.totalBytes = total
         record.durableBytes = total
         record.finalizing = true

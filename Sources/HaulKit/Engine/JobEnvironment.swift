@@ -12,6 +12,8 @@ struct EngineSettings: Sendable {
     /// The clock that times retry delays (a mock clock in tests).
     var clock: any Clock<Duration>
     var logger: Logger
+    var maxConnectionsPerHost: Int
+    var minimumSegmentSize: Int64
 }
 
 /// Everything a job needs from its manager.

@@ -25,7 +25,11 @@ struct JobMonitor: Sendable {
             gauge.record(
                 bytes: state.current.transferred,
                 at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-            state.update { $0.bytesPerSecond = gauge.bytesPerSecond }
+            let contiguous = state.current.board?.plan.contiguousBytes
+            state.update {
+                $0.bytesPerSecond = gauge.bytesPerSecond
+                if let contiguous { $0.written = contiguous }
+            }
             let progress = state.progress
             // Nothing to say until the size is known or bytes arrive.
             let moved = progress.expectedBytes != nil || progress.receivedBytes > 0
@@ -35,9 +39,9 @@ struct JobMonitor: Sendable {
             }
             if lastCheckpoint.duration(to: now) >= settings.checkpointInterval {
                 let values = state.current
-                if committed?.generation != values.generation || committed?.bytes != values.written {
+                if committed?.generation != values.generation || committed?.bytes != values.received {
                     await checkpoint()
-                    committed = (values.generation, values.written)
+                    committed = (values.generation, values.received)
                 }
                 lastCheckpoint = now
             }
@@ -48,14 +52,17 @@ struct JobMonitor: Sendable {
     /// Errors are logged: the receive loop reports I/O errors.
     func checkpoint() async {
         let values = state.current
-        guard let file = values.file, values.written > 0 else { return }
+        guard let file = values.file, values.received > 0 else { return }
+        // Read the plan before syncing: every byte it claims was written before the sync started.
+        let plan = values.board?.plan
         let store = environment.store
         let id = id
         do {
             try await onBlockingThread {
                 try file.sync()
                 try store.checkpoint(
-                    id, generation: values.generation, durableBytes: values.written, bootID: BootIdentity.current)
+                    id, generation: values.generation, durableBytes: plan?.contiguousBytes ?? values.written,
+                    segments: plan?.segments, bootID: BootIdentity.current)
             }
         } catch {
             environment.settings.logger.warning(

@@ -10,6 +10,10 @@ final class TransferState: Sendable {
         var total: Int64?
         /// Bumped whenever the part file is cut back: checkpoints and hashes of an older generation are void.
         var generation: Int64 = 0
+        /// Bytes on disk: `written` for one connection, the sum over segments for several.
+        var received: Int64 = 0
+        /// The plan of a multi-connection transfer.
+        var board: SegmentBoard?
         /// Bytes received from the network in this run, including re-verified ones (for the speed gauge).
         var transferred: Int64 = 0
         var bytesPerSecond: Double = 0
@@ -32,6 +36,15 @@ final class TransferState: Sendable {
     func didWrite(_ count: Int, through end: Int64) {
         values.withLock {
             $0.written = end
+            $0.received = end
+            $0.transferred += Int64(count)
+        }
+    }
+
+    /// Records `count` new bytes written by one of several connections.
+    func didReceive(_ count: Int) {
+        values.withLock {
+            $0.received += Int64(count)
             $0.transferred += Int64(count)
         }
     }
@@ -39,7 +52,7 @@ final class TransferState: Sendable {
     var progress: DownloadProgress {
         values.withLock {
             DownloadProgress(
-                receivedBytes: $0.written, expectedBytes: $0.total, bytesPerSecond: $0.bytesPerSecond,
+                receivedBytes: $0.received, expectedBytes: $0.total, bytesPerSecond: $0.bytesPerSecond,
                 activeConnections: $0.activeConnections)
         }
     }

@@ -22,6 +22,9 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     public var metadata: [String: String]
     /// What to do when the remote file changes mid-download. Default ``ChangePolicy/restart``.
     public var onResourceChange: ChangePolicy
+    /// Connections fetching parts of the file at once, 1…32 (capped by the manager's per-host limit). Used when the
+    /// size is known and the server honours ranges; otherwise one connection. Default 1.
+    public var connections: Int
 
     public init(
         checksum: Checksum? = nil,
@@ -29,7 +32,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         priority: Int = 0,
         speedLimit: Int64? = nil,
         metadata: [String: String] = [:],
-        onResourceChange: ChangePolicy = .restart
+        onResourceChange: ChangePolicy = .restart,
+        connections: Int = 1
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -37,6 +41,23 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.speedLimit = speedLimit
         self.metadata = metadata
         self.onResourceChange = onResourceChange
+        self.connections = connections
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections
+    }
+
+    /// Decodes options stored by any version: fields added later get their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        checksum = try container.decodeIfPresent(Checksum.self, forKey: .checksum)
+        headers = try container.decodeIfPresent([HTTPHeaderField].self, forKey: .headers) ?? []
+        priority = try container.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+        speedLimit = try container.decodeIfPresent(Int64.self, forKey: .speedLimit)
+        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        onResourceChange = try container.decodeIfPresent(ChangePolicy.self, forKey: .onResourceChange) ?? .restart
+        connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 1
     }
 }
 

@@ -28,6 +28,8 @@ extension DownloadManager {
         /// they wait, still `queued`, for ``DownloadManager/resume(_:)`` or ``DownloadManager/resumeAll()`` (a tool
         /// that inspects the database or fetches only its own URLs). Downloads added later always start. Default true.
         public var resumesStoredDownloads = true
+        /// The smallest part a multi-connection download is split into. Default 1 MiB (at least 128 KiB).
+        public var minimumSegmentSize: Int64 = 1 << 20
         /// Bytes re-fetched before a resume point and compared with the disk. Default 64 KiB.
         public var resumeOverlap: Int64 = 64 * 1024
         /// How often written data is synced and the synced length recorded. Default 1 s.
@@ -61,7 +63,8 @@ extension DownloadManager {
             EngineSettings(
                 retry: retry, stallTimeout: stallTimeout, resumeOverlap: resumeOverlap,
                 checkpointInterval: checkpointInterval, progressInterval: progressInterval, userAgent: userAgent,
-                clock: clock, logger: logger)
+                clock: clock, logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
+                minimumSegmentSize: max(128 * 1024, minimumSegmentSize))
         }
     }
 }

@@ -96,6 +96,9 @@ public actor DownloadManager {
         var freshPositions: [Int] = []
         for (url, destination, options) in downloads {
             try Self.validate(url)
+            guard (1...32).contains(options.connections) else {
+                throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
+            }
             let resolved = resolve(destination)
             if let existing = existingDownload(url: url.absoluteString, destination: resolved) {
                 try? resume(existing)
@@ -397,6 +400,7 @@ public actor DownloadManager {
         record.contentEncoding = transfer.contentEncoding
         record.finalURL = transfer.finalURL
         record.finalizing = transfer.finalizing
+        record.segments = transfer.segments
         records[id] = record
 
         switch (outcome, job.stopReason) {
@@ -478,6 +482,7 @@ public actor DownloadManager {
     private func forget(_ id: DownloadID, deletingFile: Bool) throws(DownloadError) {
         guard let record = records[id] else { return }
         if let partPath = record.partPath { try FileSystem.removeFile(partPath) }
+        if let journalPath = record.journalPath { try FileSystem.removeFile(journalPath) }
         if deletingFile, record.state == .completed, let path = record.destinationPath {
             try FileSystem.removeFile(path)
         }
@@ -519,7 +524,7 @@ public actor DownloadManager {
         let progress =
             jobs[id]?.state.progress
             ?? DownloadProgress(
-                receivedBytes: record.state == .completed ? (record.totalBytes ?? 0) : record.durableBytes,
+                receivedBytes: record.state == .completed ? (record.totalBytes ?? 0) : record.checkpointedBytes,
                 expectedBytes: record.totalBytes)
         return DownloadSnapshot(
             id: id, url: URL(string: record.url)!, finalURL: record.finalURL.flatMap(URL.init(string:)),

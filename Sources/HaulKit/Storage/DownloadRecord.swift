@@ -43,6 +43,9 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     var finalURL: String?
     /// Set after the complete part file was synced and verified, just before it is renamed into place.
     var finalizing: Bool = false
+    /// The plan of a multi-connection download as of the last checkpoint (bytes synced per segment); nil for one
+    /// connection.
+    var segments: [Segment]?
 
     enum ManagerColumns {
         static let all: [String] = [
@@ -54,7 +57,7 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     enum JobColumns {
         static let all: [String] = [
             "hasPartData", "generation", "durableBytes", "bootID", "etag", "lastModified", "totalBytes",
-            "contentEncoding", "finalURL", "finalizing", "updatedAt",
+            "contentEncoding", "finalURL", "finalizing", "segments", "updatedAt",
         ]
     }
 
@@ -65,6 +68,12 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
 
     var partPath: String? { destinationPath.map { $0 + partFileSuffix } }
+
+    /// The multi-connection journal beside the part file.
+    var journalPath: String? { partPath.map { $0 + SegmentJournal.suffix } }
+
+    /// Bytes on disk as of the last checkpoint.
+    var checkpointedBytes: Int64 { segments.map { $0.reduce(0) { $0 + $1.written } } ?? durableBytes }
 
     var validator: ResourceValidator? {
         guard hasPartData else { return nil }

@@ -63,6 +63,9 @@ final class DownloadStore: Sendable {
             try db.create(index: "download_on_url", on: "download", columns: ["url"])
             try db.create(index: "download_on_destinationPath", on: "download", columns: ["destinationPath"])
         }
+        migrator.registerMigration("v2: segments") { db in
+            try db.alter(table: "download") { t in t.add(column: "segments", .jsonText) }
+        }
         return migrator
     }
 
@@ -118,15 +121,25 @@ final class DownloadStore: Sendable {
 
     /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
     @discardableResult
-    func checkpoint(_ id: DownloadID, generation: Int64, durableBytes: Int64, bootID: String?) throws(DownloadError)
-        -> Bool
-    {
-        try write { db in
-            try DownloadRecord
+    /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
+    func checkpoint(
+        _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]? = nil, bootID: String?
+    ) throws(DownloadError) -> Bool {
+        let plan: String?
+        do {
+            plan = try segments.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        } catch {
+            throw .internalError("cannot encode a segment plan: \(error)")
+        }
+        return try write { db in
+            var assignments = [
+                Column("durableBytes").set(to: durableBytes), Column("bootID").set(to: bootID),
+                Column("updatedAt").set(to: Date()),
+            ]
+            if let plan { assignments.append(Column("segments").set(to: plan)) }
+            return try DownloadRecord
                 .filter(Column("id") == id.rawValue && Column("generation") == generation)
-                .updateAll(
-                    db, Column("durableBytes").set(to: durableBytes), Column("bootID").set(to: bootID),
-                    Column("updatedAt").set(to: Date())) > 0
+                .updateAll(db, assignments) > 0
         }
     }
 

@@ -80,6 +80,17 @@ final class PartFile: Sendable {
         return result
     }
 
+    /// Reserves `length` bytes on disk (`posix_fallocate` where available, else `ftruncate`), so writes at any
+    /// offset cannot run out of space half-way.
+    func preallocate(_ length: Int64) throws(DownloadError) {
+        #if os(Linux)
+        let status = posix_fallocate(descriptor, 0, off_t(length))
+        if status == 0 { return }
+        if status != EOPNOTSUPP && status != EINVAL { throw .fileSystem(errno: status, path: path, operation: "allocate") }
+        #endif
+        try truncate(to: length)
+    }
+
     /// Cuts the file to `length` bytes.
     func truncate(to length: Int64) throws(DownloadError) {
         guard PartFile.retryingInterrupts({ ftruncate(descriptor, off_t(length)) }) == 0 else {

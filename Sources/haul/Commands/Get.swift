@@ -40,6 +40,11 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads at once.")
     var jobs: Int = 4
 
+    @Option(
+        name: [.customShort("x"), .customLong("connections")],
+        help: "Connections per download (1-32), used when the server supports ranges.")
+    var connections: Int = 4
+
     @Option(help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
     var checksum: String?
 
@@ -66,6 +71,7 @@ struct Get: AsyncParsableCommand {
         if output != nil, requests.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, requests.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if jobs < 1 { throw ValidationError("-j/--jobs must be at least 1") }
+        if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
         if retries < 1 { throw ValidationError("--retries must be at least 1") }
         if !(timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds") }
         if let limitRate, ByteFormat.parse(limitRate) == nil {
@@ -105,7 +111,7 @@ struct Get: AsyncParsableCommand {
     }
 
     func options() throws -> DownloadOptions {
-        var options = DownloadOptions()
+        var options = DownloadOptions(connections: connections)
         do {
             options.checksum = try checksum.map { try Checksum(parsing: $0) }
             options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
@@ -118,6 +124,7 @@ struct Get: AsyncParsableCommand {
     func run() async throws {
         var configuration = DownloadManager.Configuration(databaseURL: state.databaseURL)
         configuration.maxConcurrentDownloads = jobs
+        configuration.maxConnectionsPerHost = max(8, connections)
         configuration.retry.maxAttempts = retries
         configuration.stallTimeout = .milliseconds(Int64(timeout * 1000))
         configuration.resumesStoredDownloads = false
