@@ -76,6 +76,23 @@ bench_bytes_sent() {
     awk -v path="$1" '$1 == path { total += $3 } END { print total + 0 }' "$ACCESS_LOG"
 }
 
+# Bytes sent so far on open connections cannot be read from the log; poll the part file's data instead: the log
+# is written when a response ends. For the kill point we use the downloaded bytes on disk (sum over the journal or
+# the part file size).
+bench_bytes_sent_live() {
+    local part="$OUT/1g.bin.part"
+    if [ -f "$part.segments" ]; then
+        python3 - "$part.segments" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
+print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
+PY
+    else
+        stat -c %s "$part" 2>/dev/null || echo 0
+    fi
+}
+
 bench_clear_log() { : > "$ACCESS_LOG"; kill -USR1 "$(cat "$NGINX_PREFIX/nginx.pid")"; sleep 0.1; }
 
 # Peak RSS in KiB, wall seconds and CPU seconds of a command, from /usr/bin/time -v: prints "rss wall cpu".
