@@ -184,7 +184,7 @@ public final class TestOrigin: Sendable {
     /// Connections accepted so far, and the most open at once.
     public var connectionCount: Int { state.withLock { $0.connections } }
     public var peakConnections: Int { state.withLock { $0.peakConnections } }
-    /// The most successful (2xx) responses that were being sent at once.
+    /// The most responses for resources (not scripted or refused ones) that were being served at once.
     public var peakResponses: Int { state.withLock { $0.peakResponses } }
 
     // MARK: - Serving
@@ -245,17 +245,25 @@ public final class TestOrigin: Sendable {
     ) async throws -> Bool {
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
         let headers = head.headers.map { ($0.name, $0.value) }
-        let (route, scripted, faults, index) = state.withLock { state in
+        let (route, scripted, faults, index, counted) = state.withLock { state in
             var scripted = state.faults.scripted.isEmpty ? nil : state.faults.scripted.removeFirst()
             if scripted == nil, let cap = state.faults.refuseAbove, state.activeResponses >= cap {
                 scripted = (503, [("Retry-After", "1")])
+            }
+            // A resource response counts as active from here, so the check above and this count are one step.
+            var counted = false
+            if scripted == nil, case .resource = state.routes[path] {
+                state.activeResponses += 1
+                state.peakResponses = max(state.peakResponses, state.activeResponses)
+                counted = true
             }
             state.requests.append(Request(path: path, headers: headers, connection: connection))
             let faults = state.faults
             if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
             if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }
-            return (state.routes[path], scripted, faults, state.requests.count - 1)
+            return (state.routes[path], scripted, faults, state.requests.count - 1, counted)
         }
+        defer { if counted { state.withLock { $0.activeResponses -= 1 } } }
         let allocator = ByteBufferAllocator()
 
         func sendHead(_ status: Int, _ fields: [(String, String)]) async throws -> Bool {
@@ -331,11 +339,6 @@ public final class TestOrigin: Sendable {
         guard try await sendHead(status, fields) else { return false }
 
         // Body.
-        state.withLock { state in
-            state.activeResponses += 1
-            state.peakResponses = max(state.peakResponses, state.activeResponses)
-        }
-        defer { state.withLock { $0.activeResponses -= 1 } }
         let chunkSize = 16 * 1024
         var sent = 0
         var version = resource.version

@@ -445,32 +445,17 @@ struct DownloadJob {
         let total = record.totalBytes
         var position = offset
         var received: Int64 = 0
-        var unverified = Int(overlap)
-        var onDisk: [UInt8] = []
-        if unverified > 0 {
-            let read = try file.read(into: &onDisk, count: unverified, at: offset)
-            guard read == unverified else { throw DownloadError.internalError("part file shorter than recorded") }
-        }
-        var verifiedSoFar = 0
+        var check = try OverlapCheck(file: file, offset: offset, count: Int(overlap))
 
         for try await chunk in body {
             var chunk = chunk
             received += Int64(chunk.readableBytes)
-            if unverified > 0 {
-                let count = min(unverified, chunk.readableBytes)
-                let same = chunk.withUnsafeReadableBytes { incoming in
-                    onDisk.withUnsafeBytes { disk in
-                        memcmp(incoming.baseAddress!, disk.baseAddress! + verifiedSoFar, count) == 0
-                    }
-                }
-                guard same else {
+            if check.remaining > 0 {
+                guard let count = check.consume(&chunk) else {
                     logger.info("bytes before the resume point differ from the disk; starting over")
                     try rewind(to: 0, because: .contentMismatch)
                     return .refetch(.contentMismatch)
                 }
-                chunk.moveReaderIndex(forwardBy: count)
-                unverified -= count
-                verifiedSoFar += count
                 position += Int64(count)
                 state.update { $0.transferred += Int64(count) }
                 if chunk.readableBytes == 0 { continue }
@@ -489,7 +474,7 @@ struct DownloadJob {
         if let contentLength, received < contentLength {
             throw DownloadError.responseTruncated(received: received, expected: contentLength)
         }
-        if unverified > 0 {
+        if check.remaining > 0 {
             throw DownloadError.responseTruncated(received: received, expected: overlap)
         }
         if let total {

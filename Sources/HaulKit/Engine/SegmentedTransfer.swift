@@ -109,25 +109,15 @@ struct SegmentedTransfer: Sendable {
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
         var position = start
-        var unverified = Int(overlap)
-        var onDisk: [UInt8] = []
-        if unverified > 0 { try file.read(into: &onDisk, count: unverified, at: start) }
-        var verified = 0
+        var check = try OverlapCheck(file: file, offset: start, count: Int(overlap))
         var allowed = segment.end - segment.next
         var wrote = false
         for try await chunk in body {
             var chunk = chunk
-            if unverified > 0 {
-                let count = min(unverified, chunk.readableBytes)
-                let same = chunk.withUnsafeReadableBytes { incoming in
-                    onDisk.withUnsafeBytes { memcmp(incoming.baseAddress!, $0.baseAddress! + verified, count) == 0 }
-                }
-                guard same else {
+            if check.remaining > 0 {
+                guard let count = check.consume(&chunk) else {
                     throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
                 }
-                chunk.moveReaderIndex(forwardBy: count)
-                unverified -= count
-                verified += count
                 position += Int64(count)
             }
             while chunk.readableBytes > 0 {
