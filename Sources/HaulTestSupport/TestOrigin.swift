@@ -263,7 +263,8 @@ public final class TestOrigin: Sendable {
             if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }
             return (state.routes[path], scripted, faults, state.requests.count - 1, counted)
         }
-        defer { if counted { state.withLock { $0.activeResponses -= 1 } } }
+        let slot = ResponseSlot(origin: self, held: counted)
+        defer { slot.release() }
         let allocator = ByteBufferAllocator()
 
         func sendHead(_ status: Int, _ fields: [(String, String)]) async throws -> Bool {
@@ -291,12 +292,13 @@ public final class TestOrigin: Sendable {
             return try await sendHead(status, [("Location", target), ("Content-Length", "0")])
         case .resource(let resource):
             return try await serveResource(
-                resource, path: path, request: head, faults: faults, index: index, sendHead: sendHead, write: write)
+                resource, path: path, request: head, faults: faults, index: index, slot: slot, sendHead: sendHead,
+                write: write)
         }
     }
 
     private func serveResource(
-        _ resource: Resource, path: String, request: HTTPRequestHead, faults: Faults, index: Int,
+        _ resource: Resource, path: String, request: HTTPRequestHead, faults: Faults, index: Int, slot: ResponseSlot,
         sendHead: (Int, [(String, String)]) async throws -> Bool,
         write: @Sendable (ByteBuffer) async throws -> Void
     ) async throws -> Bool {
@@ -367,6 +369,8 @@ public final class TestOrigin: Sendable {
                 return count
             }
             if resource.chunked { buffer.writeString("\r\n") }
+            // Free the slot before the client can have the last byte (and so send its next request).
+            if sent + count == length, !resource.chunked { slot.release() }
             try await write(buffer)
             sent += count
             state.withLock { $0.requests[index].bodyBytesSent += count }
@@ -376,8 +380,25 @@ public final class TestOrigin: Sendable {
                 if due > elapsed { try await Task.sleep(for: due - elapsed) }
             }
         }
+        slot.release()
         if resource.chunked { try await write(ByteBufferAllocator().buffer(string: "0\r\n\r\n")) }
         return true
+    }
+
+    /// Counts one response as active until released (once).
+    final class ResponseSlot: Sendable {
+        private let origin: TestOrigin
+        private let held: Mutex<Bool>
+
+        init(origin: TestOrigin, held: Bool) {
+            self.origin = origin
+            self.held = Mutex(held)
+        }
+
+        func release() {
+            guard held.withLock({ held in defer { held = false }; return held }) else { return }
+            origin.state.withLock { $0.activeResponses -= 1 }
+        }
     }
 
     /// `bytes=N-` or `bytes=N-M`; nil for anything else (then the range is ignored, as RFC 9110 allows).
