@@ -13,19 +13,42 @@ public final class ChildProcess: @unchecked Sendable {
     private let errorURL: URL
 
     /// Starts `product` (found next to the test bundle) with `arguments`.
-    public init(product: String, arguments: [String], environment: [String: String] = [:]) throws {
+    public convenience init(
+        product: String, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil
+    ) throws {
+        try self.init(
+            executable: try Self.locate(product), arguments: arguments, environment: environment,
+            currentDirectory: currentDirectory)
+    }
+
+    /// Starts the program at `executable` with `arguments`.
+    public init(
+        executable: URL, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil
+    ) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("haul-child-\(UUID().uuidString)")
         outputURL = scratch.appendingPathExtension("out")
         errorURL = scratch.appendingPathExtension("err")
         _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        process.executableURL = try Self.locate(product)
+        process.executableURL = executable
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
         process.standardInput = FileHandle.nullDevice
         try process.run()
+    }
+
+    /// Runs `product` to the end; returns its exit status and output.
+    public static func run(
+        _ product: String, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        timeout: Duration = .seconds(120)
+    ) async throws -> (status: Int32, output: String, error: String) {
+        let child = try ChildProcess(
+            product: product, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
+        let status = try await child.wait(timeout: timeout)
+        return (status, child.standardOutput, child.standardError)
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -51,7 +74,7 @@ public final class ChildProcess: @unchecked Sendable {
     public var standardError: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
 
     /// The product's path: beside the test runner (`.build/<triple>/debug/`), or above it on Apple platforms.
-    static func locate(_ product: String) throws -> URL {
+    public static func locate(_ product: String) throws -> URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent(product)

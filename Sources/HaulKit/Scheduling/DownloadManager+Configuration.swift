@@ -28,6 +28,13 @@ extension DownloadManager {
         /// they wait, still `queued`, for ``DownloadManager/resume(_:)`` or ``DownloadManager/resumeAll()`` (a tool
         /// that inspects the database or fetches only its own URLs). Downloads added later always start. Default true.
         public var resumesStoredDownloads = true
+        /// Whether this manager runs downloads. When false it only reads and edits the database: `add` queues,
+        /// `pause` and `remove` take effect in the process that runs the download (a CLI's `list` or `pause` next to
+        /// a running `haul run`). Default true.
+        public var runsDownloads = true
+        /// How often a manager that runs downloads looks for changes other processes made to the database (a
+        /// download paused, resumed, removed or added elsewhere). Default 1 s.
+        public var externalChangeInterval: Duration = .seconds(1)
         /// The smallest part a multi-connection download is split into. Default 1 MiB (at least 128 KiB).
         public var minimumSegmentSize: Int64 = 1 << 20
         /// Bytes re-fetched before a resume point and compared with the disk. Default 64 KiB.

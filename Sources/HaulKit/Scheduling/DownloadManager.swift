@@ -29,6 +29,15 @@ public actor DownloadManager {
     private var queue = DownloadQueue()
     private var jobs: [DownloadID: RunningJob] = [:]
     private var isShutDown = false
+    /// One lock per download, so that no two processes run the same download.
+    private let locks: DownloadLocks
+    /// Downloads added or resumed through this manager: it runs them even when it holds stored ones back.
+    private var adopted: Set<DownloadID> = []
+    /// Downloads this manager would run but another process is running; taken over if that process dies.
+    private var heldElsewhere: Set<DownloadID> = []
+    private var watcher: Task<Void, Never>?
+    private var lastDataVersion: Int?
+    private var lastReconciled = Date()
 
     private struct RunningJob {
         let task: Task<Void, Never>
@@ -54,18 +63,32 @@ public actor DownloadManager {
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit)
+        locks = try DownloadLocks(path: configuration.databaseURL.path + "-locks")
 
-        let loaded: [DownloadRecord]
-        loaded = try store.fetchAll()
+        lastDataVersion = try? store.dataVersion()
+        lastReconciled = Date()
+        let loaded = try store.fetchAll()
         for var record in loaded {
+            let id = record.downloadID
             if record.state == .running {
-                // The process that ran it stopped without pausing it: queue it to continue where it was.
-                record.state = .queued
-                try? store.saveLifecycle(record)
+                if locks.isHeldElsewhere(id) {
+                    // Another live process is running it.
+                    if wouldRun(id) { heldElsewhere.insert(id) }
+                } else {
+                    // The process that ran it stopped without pausing it: queue it to continue where it was.
+                    record.state = .queued
+                    try? store.saveLifecycle(record)
+                }
             }
-            remember(record, queueing: configuration.resumesStoredDownloads)
+            remember(record, queueing: wouldRun(id))
         }
+        if configuration.runsDownloads { startWatching() }
         schedule()
+    }
+
+    /// Whether this manager runs `id` when it is queued.
+    private func wouldRun(_ id: DownloadID) -> Bool {
+        configuration.runsDownloads && (configuration.resumesStoredDownloads || adopted.contains(id))
     }
 
     // MARK: - Adding
@@ -101,6 +124,7 @@ public actor DownloadManager {
             }
             let resolved = resolve(destination)
             if let existing = existingDownload(url: url.absoluteString, destination: resolved) {
+                adopted.insert(existing)
                 try? resume(existing)
                 results.append(existing)
                 continue
@@ -115,7 +139,8 @@ public actor DownloadManager {
             fresh.append(record)
         }
         for (position, record) in zip(freshPositions, try store.insert(fresh)) {
-            remember(record)
+            adopted.insert(record.downloadID)
+            remember(record, queueing: configuration.runsDownloads)
             results[position] = record.downloadID
             hub.yield(record.downloadID, .added(snapshot(of: record)))
             hub.yield(record.downloadID, .status(.queued))
@@ -171,8 +196,11 @@ public actor DownloadManager {
     public func pause(_ id: DownloadID) async throws(DownloadError) {
         let record = try existing(id)
         switch record.state {
-        case .running:
+        case .running where jobs[id] != nil:
             await stop(id, reason: .pause)
+        case .running:
+            // Running in another process: it sees the change in the database and stops.
+            setState(id, .paused)
         case .queued:
             queue.remove(id)
             setState(id, .paused)
@@ -185,11 +213,12 @@ public actor DownloadManager {
     /// disk.
     public func resume(_ id: DownloadID) throws(DownloadError) {
         let record = try existing(id)
+        adopted.insert(id)
         switch record.state {
         case .paused, .failed:
             setState(id, .queued)
             schedule()
-        case .queued where !queue.contains(id) && jobs[id] == nil:
+        case .queued where !queue.contains(id) && jobs[id] == nil && configuration.runsDownloads:
             queue.insert(id, priority: record.options.priority)
             schedule()
         case .queued, .running, .completed:
@@ -255,6 +284,7 @@ public actor DownloadManager {
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
+        watcher?.cancel()
         for id in Array(jobs.keys) { await stop(id, reason: .shutdown) }
         hub.finishAll()
     }
@@ -274,6 +304,11 @@ public actor DownloadManager {
             .map(snapshot(of:))
     }
 
+    /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
+    public func count(in states: Set<DownloadState>) -> Int {
+        records.values.reduce(0) { states.contains($1.state) ? $0 + 1 : $0 }
+    }
+
     /// Every event of every download, from now on.
     public func events() -> AsyncStream<DownloadEvent> { hub.subscribe() }
 
@@ -283,6 +318,8 @@ public actor DownloadManager {
     /// Waits until a download completes and returns its file, or throws why it failed or was removed.
     public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
         let stream = hub.subscribe(to: id)
+        // Added by another process since the last look at the database.
+        if records[id] == nil, let stored = try? store.fetch(id) { adopt(stored) }
         if let record = records[id] {
             switch record.state {
             case .completed: return URL(fileURLWithPath: record.destinationPath ?? "")
@@ -344,7 +381,7 @@ public actor DownloadManager {
     // MARK: - Scheduling
 
     private func schedule() {
-        guard !isShutDown else { return }
+        guard !isShutDown, configuration.runsDownloads else { return }
         while jobs.count < configuration.maxConcurrentDownloads, let id = queue.popFirst() {
             start(id)
         }
@@ -352,6 +389,12 @@ public actor DownloadManager {
 
     private func start(_ id: DownloadID) {
         guard var record = records[id] else { return }
+        guard locks.tryLock(id) else {
+            // Another process runs it: show what it records, and take over if it dies.
+            heldElsewhere.insert(id)
+            if let stored = try? store.fetch(id) { adopt(stored) }
+            return
+        }
         let now = Date()
         record.state = .running
         record.startedAt = record.startedAt ?? now
@@ -386,6 +429,7 @@ public actor DownloadManager {
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+        locks.unlock(id)
         guard let job = jobs.removeValue(forKey: id), var record = records[id] else { return }
         // Take the job's transfer columns; the life-cycle columns are ours.
         let transfer = outcome.record
@@ -487,8 +531,13 @@ public actor DownloadManager {
             try FileSystem.removeFile(path)
         }
         try store.delete([id])
-        records[id] = nil
+        dropFromMemory(id)
+    }
+
+    private func dropFromMemory(_ id: DownloadID) {
+        guard let record = records.removeValue(forKey: id) else { return }
         queue.remove(id)
+        heldElsewhere.remove(id)
         idsByURL[record.url]?.removeAll { $0 == id }
         if let path = record.destinationPath, reservedPaths[path] == id { reservedPaths[path] = nil }
         hub.yield(id, .status(.removed))
@@ -505,7 +554,7 @@ public actor DownloadManager {
             let path = (directory as NSString).appendingPathComponent(candidate)
             let taken =
                 FileSystem.entry(at: path) != .none || FileSystem.entry(at: path + partFileSuffix) != .none
-                || (reservedPaths[path].map { $0 != id } ?? false)
+                || (reservedPaths[path].map { $0 != id && records[$0]?.state != .completed } ?? false)
             if !taken {
                 record.destinationPath = path
                 record.updatedAt = Date()
@@ -517,6 +566,95 @@ public actor DownloadManager {
             number += 1
             candidate = FileNamer.alternative(name, number: number)
         }
+    }
+
+    // MARK: - Other processes
+
+    private func startWatching() {
+        let interval = configuration.externalChangeInterval
+        watcher = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                await self.reconcile()
+            }
+        }
+    }
+
+    /// Applies what other processes changed in the database, and takes over downloads whose process died.
+    private func reconcile() async {
+        guard !isShutDown else { return }
+        if let version = try? store.dataVersion(), version != lastDataVersion {
+            lastDataVersion = version
+            // A margin, so a write committed while the last look ran is not missed.
+            let since = lastReconciled.addingTimeInterval(-2)
+            lastReconciled = Date()
+            for stored in (try? store.fetchUpdated(since: since)) ?? [] {
+                await applyExternal(stored)
+            }
+            if let count = try? store.count(), count != records.count, let ids = try? store.fetchIDs() {
+                for id in Array(records.keys) where !ids.contains(id) {
+                    if jobs[id] != nil {
+                        await stop(id, reason: .remove(deletingFile: false))
+                    } else {
+                        dropFromMemory(id)
+                    }
+                }
+            }
+        }
+        for id in heldElsewhere {
+            guard let record = records[id], record.state == .queued || record.state == .running else {
+                heldElsewhere.remove(id)
+                continue
+            }
+            guard !locks.isHeldElsewhere(id) else { continue }
+            // Its process ended without finishing it: continue it here.
+            heldElsewhere.remove(id)
+            if record.state == .running { setState(id, .queued) } else { queue.insert(id, priority: record.options.priority) }
+        }
+        schedule()
+    }
+
+    private func applyExternal(_ stored: DownloadRecord) async {
+        let id = stored.downloadID
+        guard !isShutDown else { return }
+        if jobs[id] != nil {
+            // Ours to run; another process may only ask for a pause.
+            if stored.state == .paused { await stop(id, reason: .pause) }
+            return
+        }
+        adopt(stored)
+    }
+
+    /// Takes the database's view of a download this manager is not running.
+    private func adopt(_ stored: DownloadRecord) {
+        let id = stored.downloadID
+        guard let current = records[id] else {
+            remember(stored, queueing: wouldRun(id))
+            hub.yield(id, .added(snapshot(of: stored)))
+            return
+        }
+        records[id] = stored
+        if let path = stored.destinationPath, path != current.destinationPath { reservedPaths[path] = id }
+        switch stored.state {
+        case .queued where wouldRun(id) && !heldElsewhere.contains(id):
+            if !queue.contains(id) { queue.insert(id, priority: stored.options.priority) }
+        case .running where wouldRun(id):
+            queue.remove(id)
+            heldElsewhere.insert(id)
+        default:
+            queue.remove(id)
+        }
+        guard stored.state != current.state else { return }
+        let status: DownloadStatus
+        switch stored.state {
+        case .queued: status = .queued
+        case .running: status = .running
+        case .paused: status = .paused
+        case .completed: status = .completed(file: URL(fileURLWithPath: stored.destinationPath ?? ""))
+        case .failed: status = .failed(stored.lastError ?? .internalError("failed without an error"))
+        }
+        hub.yield(id, .status(status))
     }
 
     private func snapshot(of record: DownloadRecord) -> DownloadSnapshot {

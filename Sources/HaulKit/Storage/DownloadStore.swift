@@ -66,6 +66,9 @@ final class DownloadStore: Sendable {
         migrator.registerMigration("v2: segments") { db in
             try db.alter(table: "download") { t in t.add(column: "segments", .jsonText) }
         }
+        migrator.registerMigration("v3: changes by other processes") { db in
+            try db.create(index: "download_on_updatedAt", on: "download", columns: ["updatedAt"])
+        }
         return migrator
     }
 
@@ -87,6 +90,29 @@ final class DownloadStore: Sendable {
 
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
         try read { db in try DownloadRecord.order(Column("id")).fetchAll(db) }
+    }
+
+    /// Records changed at or after `date` (by any process).
+    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
+        try read { db in try DownloadRecord.filter(Column("updatedAt") >= date).order(Column("id")).fetchAll(db) }
+    }
+
+    /// The identifiers of all records.
+    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
+        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM download").map(DownloadID.init(rawValue:))) }
+    }
+
+    func count() throws(DownloadError) -> Int {
+        try read { db in try DownloadRecord.fetchCount(db) }
+    }
+
+    /// A number that changes whenever another connection (another process, say) commits a change.
+    func dataVersion() throws(DownloadError) -> Int {
+        do {
+            return try database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
     }
 
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {

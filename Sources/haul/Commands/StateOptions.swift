@@ -19,4 +19,26 @@ struct StateOptions: ParsableArguments {
         }
         return DownloadManager.Configuration.defaultDatabaseURL
     }
+
+    /// A manager that reads and edits the queue but runs nothing (the process running downloads picks up changes).
+    func openEditor() async throws -> DownloadManager {
+        var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
+        configuration.runsDownloads = false
+        configuration.resumesStoredDownloads = false
+        do {
+            return try await DownloadManager(configuration: configuration)
+        } catch {
+            Console.error(error.description)
+            throw ExitStatus.fileSystem
+        }
+    }
+}
+
+extension DownloadID: ExpressibleByArgument {
+    /// `3` or `#3`.
+    public init?(argument: String) {
+        let digits = argument.hasPrefix("#") ? argument.dropFirst() : Substring(argument)
+        guard let value = Int64(digits), value > 0 else { return nil }
+        self.init(rawValue: value)
+    }
 }

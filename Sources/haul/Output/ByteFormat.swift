@@ -43,3 +43,15 @@ enum ByteFormat {
         return "\(total / 3600) h \(total % 3600 / 60) m"
     }
 }
+
+extension ByteFormat {
+    /// A short remaining time: `17 s`, `4 m 05 s`, `2 h 10 m`.
+    static func clock(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "-" }
+        let total = Int(seconds.rounded(.up))
+        if total < 60 { return "\(total) s" }
+        if total < 3600 { return String(format: "%d m %02d s", total / 60, total % 60) }
+        if total < 360_000 { return String(format: "%d h %02d m", total / 3600, total % 3600 / 60) }
+        return "> 99 h"
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import HaulKit
+
+/// What `haul get` and `haul run` share: a manager that runs downloads, Ctrl-C handling, the display and the exit
+/// status.
+final class ForegroundSession {
+    let manager: DownloadManager
+    let display: SessionDisplay
+    private let interruption: Interruption
+    private let events: AsyncStream<DownloadEvent>
+    private let mode: SessionDisplay.Mode
+    private var consuming: Task<Void, Never>?
+    private var ticking: Task<Void, Never>?
+    private let resumeHint: String
+
+    private init(
+        manager: DownloadManager, display: SessionDisplay, interruption: Interruption,
+        events: AsyncStream<DownloadEvent>, mode: SessionDisplay.Mode, resumeHint: String
+    ) {
+        self.manager = manager
+        self.display = display
+        self.interruption = interruption
+        self.events = events
+        self.mode = mode
+        self.resumeHint = resumeHint
+    }
+
+    /// Opens the database, installs the signal handlers and starts collecting events (shown from ``show(_:)`` on).
+    static func open(
+        _ configuration: DownloadManager.Configuration, mode: SessionDisplay.Mode, followsNewDownloads: Bool,
+        resumeHint: String
+    ) async throws -> ForegroundSession {
+        let manager: DownloadManager
+        do {
+            manager = try await DownloadManager(configuration: configuration)
+        } catch {
+            Console.error(error.description)
+            throw ExitStatus.fileSystem
+        }
+        let interruption = Interruption(manager: manager)
+        interruption.install()
+        let display = SessionDisplay(mode: mode, manager: manager, followsNewDownloads: followsNewDownloads)
+        return ForegroundSession(
+            manager: manager, display: display, interruption: interruption, events: await manager.events(),
+            mode: mode, resumeHint: resumeHint)
+    }
+
+    /// Starts showing these downloads and the events collected since ``open(_:mode:followsNewDownloads:resumeHint:)``.
+    func show(_ snapshots: [DownloadSnapshot]) async {
+        await display.follow(snapshots)
+        let display = display
+        consuming = Task { [events] in await display.consume(events) }
+        if case .terminal = mode {
+            ticking = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    await display.tick()
+                }
+            }
+        }
+    }
+
+    var wasInterrupted: Bool { interruption.happened }
+
+    /// Stops the manager, prints the summary and ends the command with the session's exit status.
+    func finish(adding failures: [DownloadError] = []) async throws -> Never {
+        await manager.shutdown()
+        await consuming?.value
+        ticking?.cancel()
+        let entries = await display.entries
+        let errors = failures + entries.filter { $0.state == .failed }.compactMap(\.error)
+        let status = interruption.happened ? ExitStatus.interrupted : ExitStatus.forFailures(errors)
+        await display.finish(
+            SessionOutcome(exitCode: status.rawValue, interrupted: interruption.happened, resumeHint: resumeHint))
+        throw status
+    }
+}

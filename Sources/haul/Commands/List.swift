@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import HaulKit
+
+/// `haul list`: the downloads in the database.
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List downloads: id, state, progress, size and name.",
+        discussion: """
+            Examples:
+              haul list
+              haul list --state failed --state paused
+              haul list --json | jq -r 'select(.state == "completed") | .file'
+            """)
+
+    @Option(
+        name: .customLong("state"),
+        help: ArgumentHelp("Only downloads in STATE: queued, running, paused, completed or failed (repeatable).",
+                           valueName: "STATE"))
+    var states: [DownloadState] = []
+
+    @Flag(help: "One JSON object per download (NDJSON).")
+    var json = false
+
+    @OptionGroup var state: StateOptions
+
+    func run() async throws {
+        let manager = try await state.openEditor()
+        let snapshots = await manager.snapshots(in: states.isEmpty ? nil : Set(states))
+        await manager.shutdown()
+        var text = ""
+        text.reserveCapacity(snapshots.count * 80)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            for snapshot in snapshots {
+                text += String(decoding: try encoder.encode(DownloadSummary(snapshot)), as: UTF8.self) + "\n"
+            }
+        } else if !snapshots.isEmpty {
+            text = "  ID  STATE       DONE  SIZE                    NAME\n"
+            for snapshot in snapshots { text += Self.row(snapshot) + "\n" }
+        }
+        Console.out(text)
+    }
+
+    static func row(_ snapshot: DownloadSnapshot) -> String {
+        let percent = snapshot.fraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
+        let size: String
+        switch (snapshot.state, snapshot.totalBytes) {
+        case (.completed, let total?): size = ByteFormat.size(total)
+        case (_, let total?): size = "\(ByteFormat.size(snapshot.receivedBytes))/\(ByteFormat.size(total))"
+        case (_, nil): size = snapshot.receivedBytes > 0 ? ByteFormat.size(snapshot.receivedBytes) : "-"
+        }
+        var name = snapshot.file?.path ?? snapshot.url.absoluteString
+        if snapshot.state == .failed, let error = snapshot.lastError { name += "  (\(error.summary))" }
+        return String(snapshot.id.rawValue).leftPadded(to: 4) + "  "
+            + snapshot.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "  "
+            + percent.leftPadded(to: 4) + "  " + size.padding(toLength: 22, withPad: " ", startingAt: 0) + "  " + name
+    }
+}
+
+extension DownloadState: ExpressibleByArgument {}
+
+/// A download as `haul list --json` and `haul info --json` print it.
+struct DownloadSummary: Encodable {
+    var id: Int64
+    var url: String
+    var finalURL: String?
+    var file: String?
+    var state: String
+    var receivedBytes: Int64
+    var totalBytes: Int64?
+    var connections: Int
+    var checksum: String?
+    var createdAt: Date
+    var startedAt: Date?
+    var completedAt: Date?
+    var error: JSONRecord.ErrorInfo?
+
+    init(_ snapshot: DownloadSnapshot) {
+        id = snapshot.id.rawValue
+        url = snapshot.url.absoluteString
+        finalURL = snapshot.finalURL.flatMap { $0 == snapshot.url ? nil : $0.absoluteString }
+        file = snapshot.file?.path
+        state = snapshot.state.rawValue
+        receivedBytes = snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
+        totalBytes = snapshot.totalBytes
+        connections = snapshot.options.connections
+        checksum = snapshot.options.checksum?.description
+        createdAt = snapshot.createdAt
+        startedAt = snapshot.startedAt
+        completedAt = snapshot.completedAt
+        error = snapshot.lastError.map(JSONRecord.ErrorInfo.init)
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import HaulKit
+
+/// What to download and how: shared by `haul get` and `haul add`.
+struct RequestOptions: ParsableArguments {
+    @Argument(help: "http:// or https:// URLs to download.")
+    var urls: [String] = []
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (one URL only).", valueName: "FILE"))
+    var output: String?
+
+    @Option(
+        name: [.customShort("d"), .customLong("dir")],
+        help: ArgumentHelp("Directory for the files (default: current).", valueName: "DIR"))
+    var directory: String?
+
+    @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: ArgumentHelp(
+            "Read URLs from FILE ('-' for standard input): one per line, '#' comments, optional 'out=NAME' after the URL.",
+            valueName: "FILE"))
+    var inputFile: String?
+
+    @Option(
+        name: [.customShort("x"), .customLong("connections")],
+        help: "Connections per download (1-32), used when the server supports ranges.")
+    var connections: Int = 4
+
+    @Option(
+        help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
+    var checksum: String?
+
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER"))
+    var headers: [String] = []
+
+    /// A download to add: where from, where to.
+    struct Planned {
+        var url: URL
+        var destination: DownloadDestination?
+    }
+
+    func validate() throws {
+        let planned = try plannedDownloads()
+        if planned.isEmpty { throw ValidationError("give at least one URL, or -i FILE") }
+        if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
+        if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
+        if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
+        _ = try downloadOptions()
+    }
+
+    /// The URLs with their destinations, from the arguments and the input file.
+    func plannedDownloads() throws -> [Planned] {
+        var lines: [(text: String, out: String?, line: Int?)] = urls.map { ($0, output, nil) }
+        if let inputFile { lines += try Self.readInputFile(inputFile) }
+        let base = directory.map { URL(fileURLWithPath: $0) }
+        return try lines.map { text, out, line in
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                url.host?.isEmpty == false
+            else {
+                let place = line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
+                throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
+            }
+            guard let out else { return Planned(url: url, destination: base.map { .directory($0) }) }
+            let file = out.hasPrefix("/") || base == nil ? URL(fileURLWithPath: out) : base!.appendingPathComponent(out)
+            return Planned(url: url, destination: .file(file))
+        }
+    }
+
+    /// Lines of an input file: `URL [out=NAME]`, blank lines and `#` comments skipped.
+    static func readInputFile(_ path: String) throws -> [(text: String, out: String?, line: Int?)] {
+        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+        guard let data, let text = String(data: data, encoding: .utf8) else {
+            throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
+        }
+        var result: [(String, String?, Int?)] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            var out: String?
+            for word in words.dropFirst() {
+                guard word.hasPrefix("out="), word.count > 4 else {
+                    throw ValidationError("\(path) line \(number + 1): unknown '\(word)'; only 'out=NAME' may follow the URL")
+                }
+                out = String(word.dropFirst(4))
+            }
+            result.append((String(words[0]), out, number + 1))
+        }
+        return result
+    }
+
+    /// The engine options for every planned download.
+    func downloadOptions() throws -> DownloadOptions {
+        var options = DownloadOptions(connections: connections)
+        do {
+            options.checksum = try checksum.map { try Checksum(parsing: $0) }
+            options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
+        } catch {
+            throw ValidationError((error as? DownloadError)?.description ?? "\(error)")
+        }
+        return options
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import HaulKit
+
+/// `haul run`: work through the queue until it is empty.
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download everything queued (see 'haul add') and exit when the queue is empty.",
+        discussion: """
+            Downloads that are paused or failed stay as they are ('haul resume' queues them again). Downloads \
+            added or resumed from another terminal while this runs are picked up; 'haul pause ID' from another \
+            terminal pauses one. Ctrl-C stops cleanly; run 'haul run' again to continue.
+
+            Examples:
+              haul add -i urls.txt && haul run -j 8
+              haul run --limit-rate 5M --json > progress.ndjson
+            """)
+
+    @OptionGroup var transfer: TransferOptions
+    @OptionGroup var state: StateOptions
+
+    func run() async throws {
+        let session = try await ForegroundSession.open(
+            transfer.configuration(state: state), mode: transfer.mode, followsNewDownloads: true,
+            resumeHint: "run 'haul run' again")
+        let manager = session.manager
+        await session.show(await manager.snapshots(in: [.queued, .running]))
+        while !session.wasInterrupted, await manager.count(in: [.queued, .running]) > 0 {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        try await session.finish()
+    }
+}

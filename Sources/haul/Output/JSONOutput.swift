@@ -1,0 +1,134 @@
+import Foundation
+import HaulKit
+
+/// One JSON object per line on standard output (NDJSON) for each event, then one summary object. The shapes are
+/// documented in the README; fields without a value are left out.
+final class JSONOutput: SessionOutput {
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable) {
+        var record = JSONRecord(type: "", id: entry.id.rawValue)
+        switch change {
+        case .added(let snapshot):
+            record.type = "added"
+            record.url = entry.url.absoluteString
+            record.file = entry.file?.path
+            record.state = snapshot.state.rawValue
+        case .status(.running):
+            record.type = "started"
+            record.url = entry.url.absoluteString
+            record.resumedFrom = entry.resumedFrom
+            record.totalBytes = entry.expected
+        case .status(.queued):
+            record.type = "queued"
+        case .status(.paused):
+            record.type = "paused"
+        case .status(.removed):
+            record.type = "removed"
+        case .status(.completed(let file)):
+            record.type = "completed"
+            record.file = file.path
+            record.bytes = entry.received
+            record.seconds = entry.wasAlreadyComplete ? nil : entry.seconds.map(Self.milliseconds)
+            record.alreadyComplete = entry.wasAlreadyComplete
+        case .status(.failed(let error)):
+            record.type = "failed"
+            record.error = .init(error)
+            Console.error(error.description)
+        case .progress(let progress):
+            record.type = "progress"
+            record.receivedBytes = progress.receivedBytes
+            record.totalBytes = progress.expectedBytes
+            record.bytesPerSecond = progress.bytesPerSecond.rounded()
+            record.connections = progress.activeConnections
+        case .restarted(let reason):
+            record.type = "restarted"
+            record.reason = reason.rawValue
+        case .retrying(let error, let attempt, let delay):
+            record.type = "retrying"
+            record.attempt = attempt
+            record.delaySeconds = Self.milliseconds(delay.seconds)
+            record.error = .init(error)
+        }
+        emit(record)
+    }
+
+    func tick(_ table: TransferTable) {}
+
+    func finish(_ table: TransferTable, outcome: SessionOutcome) {
+        let entries = table.all
+        var summary = JSONRecord(type: "summary")
+        summary.exitCode = outcome.exitCode
+        summary.interrupted = outcome.interrupted
+        summary.completed = entries.filter { $0.state == .completed }.count
+        summary.failed = entries.filter { $0.state == .failed }.count
+        summary.downloads = entries.map { entry in
+            var item = JSONRecord(type: "download", id: entry.id.rawValue)
+            item.url = entry.url.absoluteString
+            item.file = entry.file?.path
+            item.state = entry.state.rawValue
+            item.bytes = entry.received
+            item.totalBytes = entry.expected
+            item.seconds = entry.wasAlreadyComplete ? nil : entry.seconds.map(Self.milliseconds)
+            item.alreadyComplete = entry.wasAlreadyComplete ? true : nil
+            item.error = entry.error.map(JSONRecord.ErrorInfo.init)
+            return item
+        }
+        emit(summary)
+        if outcome.interrupted { Console.error("interrupted; \(outcome.resumeHint) to resume") }
+    }
+
+    /// Seconds rounded to the millisecond.
+    static func milliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
+    private func emit(_ record: JSONRecord) {
+        guard let data = try? encoder.encode(record) else { return }
+        Console.out(String(decoding: data, as: UTF8.self) + "\n")
+    }
+}
+
+/// One line of `--json` output.
+struct JSONRecord: Encodable {
+    struct ErrorInfo: Encodable {
+        var code: Int
+        var summary: String
+        var suggestion: String
+        var transient: Bool
+        var httpStatus: Int?
+
+        init(_ error: DownloadError) {
+            code = error.code.rawValue
+            summary = error.summary
+            suggestion = error.suggestion
+            transient = error.isTransient
+            httpStatus = error.httpStatus
+        }
+    }
+
+    var type: String
+    var id: Int64?
+    var url: String?
+    var file: String?
+    var state: String?
+    var receivedBytes: Int64?
+    var totalBytes: Int64?
+    var bytesPerSecond: Double?
+    var connections: Int?
+    var resumedFrom: Int64?
+    var bytes: Int64?
+    var seconds: Double?
+    var alreadyComplete: Bool?
+    var reason: String?
+    var attempt: Int?
+    var delaySeconds: Double?
+    var error: ErrorInfo?
+    var exitCode: Int32?
+    var interrupted: Bool?
+    var completed: Int?
+    var failed: Int?
+    var downloads: [JSONRecord]?
+}

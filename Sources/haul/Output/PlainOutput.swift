@@ -1,0 +1,52 @@
+import Foundation
+import HaulKit
+
+/// A few plain lines per download (started, restarted, done or failed): for logs and pipes. Quiet: errors only.
+final class PlainOutput: SessionOutput {
+    private let quiet: Bool
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable) {
+        if case .status(.failed(let error)) = change {
+            Console.error(error.description)
+            return
+        }
+        guard !quiet, let line = Self.line(for: entry, change) else { return }
+        Console.out(line + "\n")
+    }
+
+    func tick(_ table: TransferTable) {}
+
+    func finish(_ table: TransferTable, outcome: SessionOutcome) {
+        if outcome.interrupted { Console.error("interrupted; \(outcome.resumeHint) to resume") }
+    }
+
+    /// The line for a change worth a line, or nil.
+    static func line(for entry: TransferEntry, _ change: DownloadEvent.Change) -> String? {
+        switch change {
+        case .status(.running):
+            let resuming = entry.received > 0 ? " (resuming at \(ByteFormat.size(entry.received)))" : ""
+            return "haul: #\(entry.id) getting \(entry.url.absoluteString)\(resuming)"
+        case .status(.paused):
+            return "haul: #\(entry.id) paused by another haul command; 'haul resume \(entry.id)' continues it"
+        case .restarted(let reason):
+            return "haul: #\(entry.id) starting over: \(reason.explanation)"
+        case .retrying(let error, let attempt, let delay):
+            return "haul: #\(entry.id) retrying in \(ByteFormat.duration(delay.seconds)) (attempt \(attempt)): \(error.summary)"
+        case .status(.completed(let file)):
+            if entry.wasAlreadyComplete {
+                return "haul: #\(entry.id) \(file.path) is already complete (\(ByteFormat.size(entry.received)))"
+            }
+            let rate = entry.averageBytesPerSecond.map { ", \(ByteFormat.rate($0))" } ?? ""
+            let time = entry.seconds.map { " in \(ByteFormat.duration($0))" } ?? ""
+            return "haul: #\(entry.id) saved \(file.path): \(ByteFormat.size(entry.received))\(time)\(rate)"
+        default:
+            return nil
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

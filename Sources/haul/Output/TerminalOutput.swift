@@ -1,0 +1,169 @@
+import Foundation
+import HaulKit
+
+/// Live progress on a terminal: one line per running download and a total line, redrawn in place at most ten
+/// times a second in a single write (no flicker); finished downloads scroll up above the bars; a summary at the end.
+final class TerminalOutput: SessionOutput {
+    private var drawnLines = 0
+    private var dirty = true
+    private var messages: [String] = []
+    private var errors: [String] = []
+    private let startedAt = ContinuousClock.now
+    private let width: () -> Int
+
+    init(width: @escaping () -> Int = { Console.width }) { self.width = width }
+
+    func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable) {
+        dirty = true
+        switch change {
+        case .status(.failed(let error)):
+            errors.append(error.description)
+        case .status(.completed), .restarted, .status(.paused):
+            if let line = PlainOutput.line(for: entry, change) { messages.append(Self.stripPrefix(line)) }
+        default:
+            break
+        }
+    }
+
+    func tick(_ table: TransferTable) {
+        guard dirty else { return }
+        dirty = false
+        redraw(table)
+    }
+
+    func finish(_ table: TransferTable, outcome: SessionOutcome) {
+        redraw(table)
+        Console.out(eraseBars())
+        Console.out(Self.summary(of: table.all, width: width(), elapsed: ContinuousClock.now.seconds(since: startedAt)))
+        if outcome.interrupted { Console.error("interrupted; \(outcome.resumeHint) to resume") }
+    }
+
+    private func redraw(_ table: TransferTable) {
+        if !errors.isEmpty {
+            Console.out(eraseBars())
+            for error in errors { Console.error(error) }
+            errors.removeAll()
+        }
+        // Overwrite in place (each line cleared to its end, leftovers below cleared last): nothing is blanked first.
+        var frame = drawnLines > 0 ? "\r\u{1B}[\(drawnLines)A" : "\r"
+        for message in messages { frame += message + "\u{1B}[K\n" }
+        messages.removeAll()
+        let lines = Self.bars(for: table, width: width())
+        for line in lines { frame += line + "\u{1B}[K\n" }
+        frame += "\u{1B}[J"
+        drawnLines = lines.count
+        Console.out(frame)
+    }
+
+    /// Moves the cursor back to the first bar line and clears from there down.
+    private func eraseBars() -> String {
+        defer { drawnLines = 0 }
+        return drawnLines > 0 ? "\r\u{1B}[\(drawnLines)A\u{1B}[J" : "\r"
+    }
+
+    private static func stripPrefix(_ line: String) -> String {
+        line.hasPrefix("haul: ") ? String(line.dropFirst(6)) : line
+    }
+
+    // MARK: - Layout (pure, so it can be tested)
+
+    /// The bar lines: one per running download, then the total.
+    static func bars(for table: TransferTable, width: Int) -> [String] {
+        let entries = table.all
+        let running = entries.filter { $0.state == .running }
+        var lines = running.map { line(name: $0.name, received: $0.received, expected: $0.expected,
+                                      speed: $0.bytesPerSecond, connections: $0.connections, width: width) }
+        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
+        var parts = ["\(counts[.running] ?? 0) running"]
+        if let queued = counts[.queued], queued > 0 { parts.append("\(queued) queued") }
+        if let paused = counts[.paused], paused > 0 { parts.append("\(paused) paused") }
+        parts.append("\(counts[.completed] ?? 0) done")
+        if let failed = counts[.failed], failed > 0 { parts.append("\(failed) failed") }
+        // Failed downloads count for nothing; a size still unknown makes the total unknown.
+        let counted = entries.filter { $0.state != .failed }
+        let received = counted.reduce(Int64(0)) { $0 + $1.received }
+        let expected = counted.allSatisfy { $0.expected != nil } ? counted.reduce(Int64(0)) { $0 + ($1.expected ?? 0) } : nil
+        let speed = running.reduce(0) { $0 + $1.bytesPerSecond }
+        lines.append(
+            line(name: "Total", received: received, expected: expected, speed: speed, connections: 0, width: width,
+                 note: "(" + parts.joined(separator: ", ") + ")"))
+        return lines
+    }
+
+    /// `name  42% [=====>     ] 12.3 MiB/100.0 MiB  5.2 MiB/s  ETA 17 s`, shortened to fit `width`.
+    static func line(
+        name: String, received: Int64, expected: Int64?, speed: Double, connections: Int, width: Int,
+        note: String? = nil
+    ) -> String {
+        let usable = max(20, width - 1)  // Never the last column: some terminals wrap there.
+        let fraction = expected.flatMap { $0 > 0 ? min(1, Double(received) / Double($0)) : nil }
+        let percent = fraction.map { String(format: "%3d%%", Int(($0 * 100).rounded(.down))) } ?? "    "
+        let sizes = expected.map { "\(ByteFormat.size(received))/\(ByteFormat.size($0))" } ?? ByteFormat.size(received)
+        var tail = "  \(sizes)  \(ByteFormat.rate(speed))"
+        if let expected, speed > 0, expected > received {
+            tail += "  ETA \(ByteFormat.clock(Double(expected - received) / speed))"
+        }
+        if connections > 1 { tail += "  x\(connections)" }
+        if let note { tail += "  " + note }
+        let nameColumns = min(max(12, usable / 4), max(8, usable - tail.count - 18))
+        let shownName = fit(name, to: nameColumns)
+        let barColumns = usable - nameColumns - 1 - percent.count - 3 - tail.count
+        var text = shownName + " " + percent
+        if barColumns >= 8 {
+            let inner = barColumns
+            let filled = fraction.map { Int((Double(inner) * $0).rounded(.down)) } ?? 0
+            let bar = String(repeating: "=", count: filled) + (filled < inner && fraction != nil ? ">" : "")
+            text += " [" + bar.padding(toLength: inner, withPad: " ", startingAt: 0) + "]"
+        }
+        text += tail
+        return fit(text, to: usable, pad: false)
+    }
+
+    /// `text` cut (with `…`) or padded to exactly `columns` characters.
+    static func fit(_ text: String, to columns: Int, pad: Bool = true) -> String {
+        if text.count > columns { return String(text.prefix(max(0, columns - 1))) + "…" }
+        return pad ? text.padding(toLength: columns, withPad: " ", startingAt: 0) : text
+    }
+
+    /// The end-of-session table: per file its size, time, average speed and result.
+    static func summary(of entries: [TransferEntry], width: Int, elapsed: Double, listedDone: Int = 20) -> String {
+        guard !entries.isEmpty else { return "" }
+        let failed = entries.filter { $0.state == .failed }
+        let done = entries.filter { $0.state == .completed }
+        let other = entries.filter { $0.state != .failed && $0.state != .completed }
+        let shown = Array(done.prefix(listedDone)) + failed + other
+        let nameColumns = min(40, max(12, shown.map(\.name.count).max() ?? 12))
+        var text = "\n" + fit("  ID  " + fit("FILE", to: nameColumns) + "        SIZE      TIME     AVG SPEED  RESULT", to: width - 1, pad: false) + "\n"
+        for entry in shown {
+            let size = entry.state == .completed || entry.received > 0 ? ByteFormat.size(entry.received) : "-"
+            let measured = !entry.wasAlreadyComplete && entry.state != .failed
+            let time = measured ? entry.seconds.map { ByteFormat.duration($0) } ?? "-" : "-"
+            let speed = measured ? entry.averageBytesPerSecond.map(ByteFormat.rate) ?? "-" : "-"
+            let result: String
+            switch entry.state {
+            case .completed: result = entry.wasAlreadyComplete ? "already complete" : "done"
+            case .failed: result = "failed: " + (entry.error?.summary ?? "unknown error")
+            case .paused: result = "paused"
+            case .queued, .running: result = "not finished"
+            }
+            let row = String(entry.id.rawValue).leftPadded(to: 4) + "  " + fit(entry.name, to: nameColumns) + "  "
+                + size.leftPadded(to: 10) + "  " + time.leftPadded(to: 8) + "  " + speed.leftPadded(to: 12) + "  "
+                + result
+            text += fit(row, to: width - 1, pad: false) + "\n"
+        }
+        if done.count > listedDone { text += "  … and \(done.count - listedDone) more done\n" }
+        let bytes = entries.reduce(Int64(0)) { $0 + $1.transferred }
+        var totals = "\(entries.count) download\(entries.count == 1 ? "" : "s"): \(done.count) done"
+        if !failed.isEmpty { totals += ", \(failed.count) failed" }
+        if !other.isEmpty { totals += ", \(other.count) not finished" }
+        totals += "; \(ByteFormat.size(bytes)) fetched in \(ByteFormat.duration(elapsed))"
+        if elapsed > 0 { totals += " (\(ByteFormat.rate(Double(bytes) / elapsed)))" }
+        return text + totals + "\n"
+    }
+}
+
+extension String {
+    func leftPadded(to columns: Int) -> String {
+        count >= columns ? self : String(repeating: " ", count: columns - count) + self
+    }
+}

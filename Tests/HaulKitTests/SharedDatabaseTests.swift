@@ -1,0 +1,106 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+/// Two managers on one database, as two processes (`haul run` and `haul pause` in another terminal) would be.
+@Suite("Managers sharing one database")
+struct SharedDatabaseTests {
+    static func fastWatching(_ configuration: inout DownloadManager.Configuration) {
+        configuration.externalChangeInterval = .milliseconds(100)
+    }
+
+    /// An editor that runs nothing, on the runner's database.
+    static func editor(of runner: Harness) async throws -> DownloadManager {
+        var configuration = Harness.configuration(runner.directory)
+        configuration.runsDownloads = false
+        return try await DownloadManager(configuration: configuration)
+    }
+
+    @Test("an editor's add is picked up by a runner")
+    func addFromElsewhere() async throws {
+        let runner = try await Harness.make(Self.fastWatching)
+        let editor = try await Self.editor(of: runner)
+        let url = runner.origin.serve("/added.bin", size: 300_000)
+
+        let id = try await editor.add(url)
+        #expect(await editor.snapshot(id)?.state == .queued)
+        #expect(runner.origin.requests(to: "/added.bin").isEmpty, "an editor never downloads")
+
+        let file = try await runner.manager.wait(for: id)
+        expectContent(file, size: 300_000)
+        await editor.shutdown()
+        await runner.shutdown()
+    }
+
+    @Test("pause, resume and remove from an editor reach the running download")
+    func controlFromElsewhere() async throws {
+        let origin = try await TestOrigin.start()
+        let size = 4_000_000
+        let url = origin.serve("/slow.bin", size: size)
+        origin.setFaults { $0.bytesPerSecond = 1_000_000 }
+        let runner = try await Harness.make(origin: origin, Self.fastWatching)
+        let id = try await runner.manager.add(url, options: .init(connections: 1))
+        try await runner.waitForProgress(id, atLeast: 200_000)
+
+        let editor = try await Self.editor(of: runner)
+        #expect(await editor.snapshot(id)?.state == .running)
+        try await editor.pause(id)
+        try await runner.waitForState(id, .paused, timeout: .seconds(10))
+        let pausedAt = await runner.manager.snapshot(id)?.receivedBytes ?? 0
+
+        origin.setFaults { $0.bytesPerSecond = nil }
+        try await editor.resume(id)
+        let file = try await runner.manager.wait(for: id)
+        expectContent(file, size: size)
+        let resumed = origin.requests(to: "/slow.bin").last
+        #expect(resumed?.range != nil, "continued from \(pausedAt), not from 0")
+
+        let second = try await runner.manager.add(origin.serve("/second.bin", size: size))
+        origin.setFaults { $0.bytesPerSecond = 1_000_000 }
+        try await runner.waitForProgress(second, atLeast: 100_000)
+        let editor2 = try await Self.editor(of: runner)
+        try await editor2.remove(second)
+        try await waitUntil { await runner.manager.snapshot(second) == nil }
+        #expect(!FileManager.default.fileExists(atPath: runner.directory.file("second.bin.part").path))
+
+        await editor.shutdown()
+        await editor2.shutdown()
+        await runner.shutdown()
+    }
+
+    @Test("two runners never run the same download; the second waits and takes over if the first stops")
+    func oneRunnerPerDownload() async throws {
+        let origin = try await TestOrigin.start()
+        let size = 3_000_000
+        let url = origin.serve("/shared.bin", size: size)
+        origin.setFaults { $0.bytesPerSecond = 1_500_000 }
+        let first = try await Harness.make(origin: origin, Self.fastWatching)
+        let id = try await first.manager.add(url, options: .init(connections: 1))
+        try await first.waitForProgress(id, atLeast: 100_000)
+
+        let second = try await first.reopen(Self.fastWatching)
+        #expect(try await second.manager.add(url, options: .init(connections: 1)) == id)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(origin.requests(to: "/shared.bin").count == 1, "the second manager did not start it too")
+
+        // The first one stops (as if its process ended): the second continues from its bytes.
+        await first.manager.shutdown()
+        origin.setFaults { $0.bytesPerSecond = nil }
+        let file = try await second.manager.wait(for: id)
+        expectContent(file, size: size)
+        let requests = origin.requests(to: "/shared.bin")
+        #expect(requests.count == 2)
+        #expect(requests.last?.range != nil)
+        await second.shutdown()
+    }
+}
+
+func waitUntil(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+    let start = ContinuousClock.now
+    while await !condition() {
+        if start.duration(to: .now) > timeout { throw HarnessTimeout(what: "a condition") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
