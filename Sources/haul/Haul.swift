@@ -12,9 +12,9 @@ struct Haul: AsyncParsableCommand {
             it continues where it stopped, checking that the remote file did not change.
 
             Examples:
-              haul get https://example.com/big.iso          download now (run again to resume)
-              haul add -i urls.txt && haul run -j 8         queue, then work through the queue
-              haul list                                     see every download and its state
+              haul get https://example.com/big.iso     # download now; again to resume
+              haul add -i urls.txt && haul run -j 8    # queue, then work through it
+              haul list                                # every download and its state
 
             State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed, \
             3 checksum mismatch, 4 disk or file-system error, 64 usage error, 130 interrupted.

@@ -211,6 +211,38 @@ struct CommandLineTests {
         await origin.stop()
     }
 
+    @Test("two haul processes never download the same file at once; when the first is killed the second takes over")
+    func oneProcessPerDownload() async throws {
+        let origin = try await TestOrigin.start()
+        let size = 4 * 1024 * 1024 + 77
+        let url = origin.serve("/shared.bin", size: size)
+        origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+        let directory = TemporaryDirectory()
+        let arguments = [
+            "get", "-q", "-x", "1", "-d", directory.path, "--state-dir", directory.file("state").path, url.absoluteString,
+        ]
+        let first = try ChildProcess(product: "haul", arguments: arguments)
+        let part = directory.file("shared.bin.part").path
+        let start = ContinuousClock.now
+        while (fileSize(part) ?? 0) < 256 * 1024, start.duration(to: .now) < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let second = try ChildProcess(product: "haul", arguments: arguments)
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(origin.requests(to: "/shared.bin").count == 1, "the second process waits instead of fetching too")
+        #expect(second.process.isRunning)
+
+        first.send(SIGKILL)
+        _ = try await first.wait()
+        origin.setFaults { $0.bytesPerSecond = nil }
+        #expect(try await second.wait(timeout: .seconds(60)) == 0, "\(second.standardError)")
+        #expect(TestContent.firstMismatch(try #require(directory.contents("shared.bin")), size: size) == nil)
+        let requests = origin.requests(to: "/shared.bin")
+        #expect(requests.count == 2, "one request each, the second a resume")
+        #expect(requests.last?.range != nil && requests.last?.range != "bytes=0-")
+        await origin.stop()
+    }
+
     @Test("on a terminal: bars redrawn in place at most ~10 times a second, then a summary")
     func terminalDisplay() async throws {
         let script = URL(fileURLWithPath: "/usr/bin/script")
@@ -240,7 +272,7 @@ struct CommandLineTests {
         #expect(frames >= 5, "the bars were drawn repeatedly: \(frames) frames in \(seconds) s")
         #expect(cursorUps >= 4, "and redrawn in place (cursor up over the two bar lines), not scrolled")
         #expect(Double(frames) <= seconds * 11 + 3, "at most ~10 frames a second: \(frames) in \(seconds) s")
-        #expect(screen.contains("tty.bin") && screen.contains("%") && screen.contains("MiB/s"))
+        #expect(screen.contains("tty.bin") && screen.contains("%") && screen.contains("B/s"))
         let bars = Self.visibleLines(screen).filter { $0.hasPrefix("Total ") || $0.contains("% [") }
         #expect(bars.count >= frames)
         for line in bars {

@@ -69,32 +69,6 @@ struct SharedDatabaseTests {
         await editor2.shutdown()
         await runner.shutdown()
     }
-
-    @Test("two runners never run the same download; the second waits and takes over if the first stops")
-    func oneRunnerPerDownload() async throws {
-        let origin = try await TestOrigin.start()
-        let size = 3_000_000
-        let url = origin.serve("/shared.bin", size: size)
-        origin.setFaults { $0.bytesPerSecond = 1_500_000 }
-        let first = try await Harness.make(origin: origin, Self.fastWatching)
-        let id = try await first.manager.add(url, options: .init(connections: 1))
-        try await first.waitForProgress(id, atLeast: 100_000)
-
-        let second = try await first.reopen(Self.fastWatching)
-        #expect(try await second.manager.add(url, options: .init(connections: 1)) == id)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(origin.requests(to: "/shared.bin").count == 1, "the second manager did not start it too")
-
-        // The first one stops (as if its process ended): the second continues from its bytes.
-        await first.manager.shutdown()
-        origin.setFaults { $0.bytesPerSecond = nil }
-        let file = try await second.manager.wait(for: id)
-        expectContent(file, size: size)
-        let requests = origin.requests(to: "/shared.bin")
-        #expect(requests.count == 2)
-        #expect(requests.last?.range != nil)
-        await second.shutdown()
-    }
 }
 
 func waitUntil(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {

@@ -1,0 +1,185 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A private nginx on 127.0.0.1, run in the foreground as a child of the test, with its own configuration: the
+/// server people really download from. `/slow/` serves the same files at `limit_rate`. The access log records
+/// `$request_uri $status $bytes_sent "$http_range" "$http_if_range"` per request.
+public final class NginxServer: @unchecked Sendable {
+    /// One line of the access log.
+    public struct LogEntry: Sendable, Equatable {
+        public var path: String
+        public var status: Int
+        public var bytesSent: Int
+        public var range: String?
+        public var ifRange: String?
+    }
+
+    public let root: URL
+    public let port: Int
+    private let directory: TemporaryDirectory
+
+    /// The nginx executable, or nil if it is not installed (`.ci/run` installs `nginx-light`).
+    public static var executable: URL? {
+        for path in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx", "/opt/homebrew/bin/nginx"]
+        where FileManager.default.isExecutableFile(atPath: path) {
+            return URL(fileURLWithPath: path)
+        }
+        return nil
+    }
+
+    /// Starts nginx (off the cooperative thread pool) serving a fresh `root`.
+    public static func start(limitRate: String = "8m") async throws -> NginxServer {
+        try await blocking { try NginxServer(limitRate: limitRate) }
+    }
+
+    /// Starts nginx serving `root` (a fresh directory, `www` inside the server's own directory). Blocks.
+    public init(limitRate: String = "8m") throws {
+        guard let executable = Self.executable else { throw NginxUnavailable() }
+        directory = TemporaryDirectory("haul-nginx")
+        root = directory.file("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory.file("tmp"), withIntermediateDirectories: true)
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = try Self.freePort()
+            let prefix = directory.path
+            let configuration = """
+                daemon off;
+                master_process off;
+                worker_processes 1;
+                pid \(prefix)/nginx.pid;
+                error_log \(prefix)/error.log warn;
+                events { worker_connections 256; }
+                http {
+                    log_format haul '$request_uri $status $bytes_sent "$http_range" "$http_if_range"';
+                    access_log \(prefix)/access.log haul;
+                    client_body_temp_path \(prefix)/tmp;
+                    proxy_temp_path \(prefix)/tmp;
+                    fastcgi_temp_path \(prefix)/tmp;
+                    uwsgi_temp_path \(prefix)/tmp;
+                    scgi_temp_path \(prefix)/tmp;
+                    sendfile on;
+                    types { application/octet-stream bin; }
+                    server {
+                        listen 127.0.0.1:\(port);
+                        root \(root.path);
+                        location /slow/ { alias \(root.path)/; limit_rate \(limitRate); }
+                    }
+                }
+                """
+            try configuration.write(to: directory.file("nginx.conf"), atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["-p", prefix, "-c", directory.file("nginx.conf").path, "-e", "\(prefix)/error.log"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if Self.waitUntilListening(port: port, process: process) {
+                self.port = port
+                self.running = process
+                return
+            }
+            Self.forceKill(process)
+            lastError = NginxUnavailable(
+                reason: (try? String(contentsOf: directory.file("error.log"), encoding: .utf8)) ?? "did not start")
+        }
+        throw lastError ?? NginxUnavailable()
+    }
+
+    private var running: Process?
+
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    /// The access log so far.
+    public var log: [LogEntry] {
+        guard let text = try? String(contentsOf: directory.file("access.log"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 3)
+            guard fields.count == 4, let status = Int(fields[1]), let sent = Int(fields[2]) else { return nil }
+            let quoted = fields[3].split(separator: "\"", omittingEmptySubsequences: false).map(String.init)
+            // `"range" "if-range"` splits into ["", range, " ", ifRange, ""]; nginx logs "-" for none.
+            func value(_ index: Int) -> String? {
+                guard quoted.count > index, quoted[index] != "-", !quoted[index].isEmpty else { return nil }
+                return quoted[index].replacingOccurrences(of: "\\x22", with: "\"")  // nginx escapes quotes
+            }
+            return LogEntry(path: String(fields[0]), status: status, bytesSent: sent, range: value(1), ifRange: value(3))
+        }
+    }
+
+    /// Kills nginx. (SIGKILL: a child of a test runner may inherit blocked signals, and a single-process nginx
+    /// never unblocks them; the access log is written per request, so nothing is lost.)
+    public func stop() async {
+        _ = try? await blocking { [self] in kill() }
+    }
+
+    private func kill() {
+        if let running { Self.forceKill(running) }
+    }
+
+    private static func forceKill(_ process: Process) {
+        guard process.isRunning else { return }
+        #if canImport(Glibc)
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+        _ = Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
+        process.waitUntilExit()
+    }
+
+    deinit { kill() }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, streamSocketType, 0)
+        guard fd >= 0 else { throw NginxUnavailable(reason: "no socket") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw NginxUnavailable(reason: "cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func waitUntilListening(port: Int, process: Process) -> Bool {
+        for _ in 0..<200 {
+            guard process.isRunning else { return false }
+            let fd = socket(AF_INET, streamSocketType, 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if connected { return true }
+            usleep(25_000)
+        }
+        return false
+    }
+}
+
+#if canImport(Glibc)
+private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+#else
+private let streamSocketType = SOCK_STREAM
+#endif
+
+/// nginx is not installed or would not start.
+public struct NginxUnavailable: Error, CustomStringConvertible {
+    public var reason = "nginx is not installed (.ci/run installs nginx-light)"
+    public var description: String { reason }
+}
