@@ -14,6 +14,10 @@ bench_install() {
     local missing=()
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
     [ -x /usr/bin/time ] || missing+=(time)
+    command -v aria2c >/dev/null 2>&1 || missing+=(aria2)
+    command -v axel >/dev/null 2>&1 || missing+=(axel)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+    command -v wget >/dev/null 2>&1 || missing+=(wget)
     if [ ${#missing[@]} -gt 0 ]; then
         export DEBIAN_FRONTEND=noninteractive
         as_root apt-get update -qq

@@ -8,6 +8,7 @@ import Glibc
 import Darwin
 #endif
 
+extension EndToEnd {
 /// The `haul` binary run as users run it: arguments, input files, JSON output, the queue commands.
 @Suite("The haul command line")
 struct CommandLineTests {
@@ -298,6 +299,8 @@ struct CommandLineTests {
         let stripped = screen.replacingOccurrences(of: "\u{1B}\\[[0-9;?]*[A-Za-z]", with: "", options: .regularExpression)
         return stripped.components(separatedBy: CharacterSet(charactersIn: "\r\n")).filter { !$0.isEmpty }
     }
+}
+
 }
 
 extension ContinuousClock.Instant {

@@ -8,7 +8,8 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("Crash safety of the haul process", .serialized)
+extension EndToEnd {
+@Suite("Crash safety of the haul process")
 struct CrashTests {
     @Test("SIGKILL early, midway and late: a new process resumes byte-exact, fetching almost nothing twice",
           arguments: [0.1, 0.5, 0.9])
@@ -156,4 +157,5 @@ struct CrashTests {
         }
         await origin.stop()
     }
+}
 }

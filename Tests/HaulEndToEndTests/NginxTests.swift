@@ -8,6 +8,7 @@ import Glibc
 import Darwin
 #endif
 
+extension EndToEnd {
 /// `haul` against a real nginx (started by the test, with its own configuration), the server people really download
 /// from: multi-connection ranges, resume with `If-Range`, and nginx refusing a stale `If-Range`.
 @Suite("haul against nginx", .enabled(if: NginxServer.executable != nil, "nginx is not installed (.ci/run installs it)"))
@@ -108,4 +109,5 @@ struct NginxTests {
         #expect(try await first.wait() == 130, "\(first.standardError)")
         #expect(first.standardError.contains("run the same command again to resume"))
     }
+}
 }

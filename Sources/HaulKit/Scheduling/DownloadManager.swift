@@ -429,8 +429,12 @@ public actor DownloadManager {
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
-        locks.unlock(id)
-        guard let job = jobs.removeValue(forKey: id), var record = records[id] else { return }
+        // Release the lock only once the outcome is in the database, so no other process takes over a download that
+        // was just paused or finished.
+        guard let job = jobs.removeValue(forKey: id), var record = records[id] else {
+            locks.unlock(id)
+            return
+        }
         // Take the job's transfer columns; the life-cycle columns are ours.
         let transfer = outcome.record
         record.destinationPath = transfer.destinationPath
@@ -471,6 +475,7 @@ public actor DownloadManager {
             // Stopped without being asked (the task was cancelled from outside): keep it resumable.
             setState(id, .paused)
         }
+        locks.unlock(id)
         schedule()
     }
 
@@ -608,9 +613,14 @@ public actor DownloadManager {
                 continue
             }
             guard !locks.isHeldElsewhere(id) else { continue }
-            // Its process ended without finishing it: continue it here.
             heldElsewhere.remove(id)
-            if record.state == .running { setState(id, .queued) } else { queue.insert(id, priority: record.options.priority) }
+            // The lock is free: the other process ended. Take over only what it left unfinished.
+            guard let stored = try? store.fetch(id), stored.state == .queued || stored.state == .running else {
+                if let stored = try? store.fetch(id) { adopt(stored) } else { dropFromMemory(id) }
+                continue
+            }
+            records[id] = stored
+            if stored.state == .running { setState(id, .queued) } else { queue.insert(id, priority: stored.options.priority) }
         }
         schedule()
     }
