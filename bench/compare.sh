@@ -197,9 +197,12 @@ bench_bytes_sent_live_for() {
     if [ -f "$part.segments" ]; then
         python3 - "$part.segments" <<'PY'
 import struct, sys
-data = open(sys.argv[1], "rb").read()
-magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
-print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
+try:
+    data = open(sys.argv[1], "rb").read()
+    magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
+    print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
+except (OSError, struct.error):
+    print(0)  # The download just finished (or has not begun): the journal is gone.
 PY
     else
         stat -c %s "$part" 2>/dev/null || echo 0
