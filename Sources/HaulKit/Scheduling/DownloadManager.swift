@@ -514,18 +514,7 @@ public actor DownloadManager {
         } catch {
             configuration.logger.error("cannot record state", metadata: ["download": "\(id)", "error": "\(error)"])
         }
-        let reported: DownloadStatus =
-            status
-            ?? {
-                switch state {
-                case .queued: .queued
-                case .running: .running
-                case .paused: .paused
-                case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? ""))
-                case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
-                }
-            }()
-        hub.yield(id, .status(reported))
+        hub.yield(id, .status(status ?? self.status(of: record)))
     }
 
     private func forget(_ id: DownloadID, deletingFile: Bool) throws(DownloadError) {
@@ -615,8 +604,12 @@ public actor DownloadManager {
             guard !locks.isHeldElsewhere(id) else { continue }
             heldElsewhere.remove(id)
             // The lock is free: the other process ended. Take over only what it left unfinished.
-            guard let stored = try? store.fetch(id), stored.state == .queued || stored.state == .running else {
-                if let stored = try? store.fetch(id) { adopt(stored) } else { dropFromMemory(id) }
+            guard let stored = try? store.fetch(id) else {
+                dropFromMemory(id)
+                continue
+            }
+            guard stored.state == .queued || stored.state == .running else {
+                adopt(stored)
                 continue
             }
             records[id] = stored
@@ -656,15 +649,18 @@ public actor DownloadManager {
             queue.remove(id)
         }
         guard stored.state != current.state else { return }
-        let status: DownloadStatus
-        switch stored.state {
-        case .queued: status = .queued
-        case .running: status = .running
-        case .paused: status = .paused
-        case .completed: status = .completed(file: URL(fileURLWithPath: stored.destinationPath ?? ""))
-        case .failed: status = .failed(stored.lastError ?? .internalError("failed without an error"))
+        hub.yield(id, .status(status(of: stored)))
+    }
+
+    /// The status event that reports `record`'s state.
+    private func status(of record: DownloadRecord) -> DownloadStatus {
+        switch record.state {
+        case .queued: .queued
+        case .running: .running
+        case .paused: .paused
+        case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? ""))
+        case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
         }
-        hub.yield(id, .status(status))
     }
 
     private func snapshot(of record: DownloadRecord) -> DownloadSnapshot {
