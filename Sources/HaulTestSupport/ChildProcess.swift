@@ -14,16 +14,19 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `product` (found next to the test bundle) with `arguments`.
     public convenience init(
-        product: String, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil
+        product: String, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        standardInput: String? = nil
     ) throws {
         try self.init(
             executable: try Self.locate(product), arguments: arguments, environment: environment,
-            currentDirectory: currentDirectory)
+            currentDirectory: currentDirectory, standardInput: standardInput)
     }
 
     /// Starts the program at `executable` with `arguments`.
+    /// `standardInput`: text the process reads on standard input (else it reads nothing).
     public init(
-        executable: URL, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil
+        executable: URL, arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+        standardInput: String? = nil
     ) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("haul-child-\(UUID().uuidString)")
         outputURL = scratch.appendingPathExtension("out")
@@ -36,17 +39,25 @@ public final class ChildProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
-        process.standardInput = FileHandle.nullDevice
+        if let standardInput {
+            let inputURL = scratch.appendingPathExtension("in")
+            try Data(standardInput.utf8).write(to: inputURL)
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+            try? FileManager.default.removeItem(at: inputURL)  // The open handle keeps it readable.
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
     }
 
     /// Runs `product` to the end; returns its exit status and output.
     public static func run(
         _ product: String, _ arguments: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
-        timeout: Duration = .seconds(120)
+        standardInput: String? = nil, timeout: Duration = .seconds(120)
     ) async throws -> (status: Int32, output: String, error: String) {
         let child = try ChildProcess(
-            product: product, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
+            product: product, arguments: arguments, environment: environment, currentDirectory: currentDirectory,
+            standardInput: standardInput)
         let status = try await child.wait(timeout: timeout)
         return (status, child.standardOutput, child.standardError)
     }

@@ -82,6 +82,21 @@ struct CommandLineTests {
         await origin.stop()
     }
 
+    @Test("-i - reads the list from standard input (read once, though arguments are checked before the run)")
+    func inputFromStandardInput() async throws {
+        let origin = try await TestOrigin.start()
+        let urls = [origin.serve("/s0.bin", size: 70_000), origin.serve("/s1.bin", size: 123_457)]
+        let directory = TemporaryDirectory()
+        let result = try await ChildProcess.run(
+            "haul", ["get", "-q", "-d", directory.path, "-i", "-", "--state-dir", directory.file("state").path],
+            standardInput: "\(urls[0].absoluteString) out=first.bin\n# a comment\n\(urls[1].absoluteString)\n")
+        #expect(result.status == 0, "\(result.error)")
+        #expect(TestContent.firstMismatch(try #require(directory.contents("first.bin")), size: 70_000) == nil)
+        #expect(TestContent.firstMismatch(try #require(directory.contents("s1.bin")), size: 123_457) == nil)
+        #expect(origin.requests.count == 2)
+        await origin.stop()
+    }
+
     @Test("--json prints one parseable object per event and a final summary")
     func jsonOutput() async throws {
         let origin = try await TestOrigin.start()

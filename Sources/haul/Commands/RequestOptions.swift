@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HaulKit
+import Synchronization
 
 /// What to download and how: shared by `haul get` and `haul add`.
 struct RequestOptions: ParsableArguments {
@@ -69,10 +70,21 @@ struct RequestOptions: ParsableArguments {
         }
     }
 
+    /// Input files already read, by path: `validate()` and `run()` both plan, and standard input can be read once.
+    private static let inputs = Mutex<[String: Data]>([:])
+
     /// Lines of an input file: `URL [out=NAME]`, blank lines and `#` comments skipped.
     static func readInputFile(_ path: String) throws -> [(text: String, out: String?, line: Int?)] {
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-        guard let data, let text = String(data: data, encoding: .utf8) else {
+        let data = try inputs.withLock { inputs in
+            if let known = inputs[path] { return known }
+            let read = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            guard let read else {
+                throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
+            }
+            inputs[path] = read
+            return read
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
             throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
         }
         var result: [(String, String?, Int?)] = []
