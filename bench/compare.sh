@@ -155,7 +155,7 @@ w4() {
             while kill -0 "$pid" 2>/dev/null; do
                 local have=0
                 case $tool in
-                    haul) have=$(OUT=$OUT bench_bytes_sent_live_for "$out") ;;
+                    haul) have=$(bench_bytes_on_disk "$out") ;;
                     curl) have=$(stat -c %s "$out" 2>/dev/null || echo 0) ;;
                     aria2c) have=$(du -B1 "$out" 2>/dev/null | cut -f1 || echo 0) ;;
                 esac
@@ -189,24 +189,6 @@ w5() {
         record W5 "pause-all-$W5_COUNT" haul "$run" "$W5_COUNT" files/s true -- "$HAUL" pause --all --state-dir "$state"
         record W5 "resume-all-$W5_COUNT" haul "$run" "$W5_COUNT" files/s true -- "$HAUL" resume --all --state-dir "$state"
     done
-}
-
-# The kill point for haul: bytes on disk (the part file, or the journal's sum with several connections).
-bench_bytes_sent_live_for() {
-    local part="$1.part"
-    if [ -f "$part.segments" ]; then
-        python3 - "$part.segments" <<'PY'
-import struct, sys
-try:
-    data = open(sys.argv[1], "rb").read()
-    magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
-    print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
-except (OSError, struct.error):
-    print(0)  # The download just finished (or has not begun): the journal is gone.
-PY
-    else
-        stat -c %s "$part" 2>/dev/null || echo 0
-    fi
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uname -r); nginx $(/usr/sbin/nginx -v 2>&1 | sed 's|.*/||'); $(curl --version | head -1 | cut -d' ' -f1-2); $(wget --version | head -1 | cut -d' ' -f1-3); $(aria2c --version | head -1); $(axel --version | head -1)"

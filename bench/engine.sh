@@ -41,7 +41,7 @@ RESULTS="bench/results/engine-$(date +%Y-%m-%d).txt"
             args=(get --quiet -x "$connections" --state-dir "$OUT/state" -o "$OUT/1g.bin" "http://127.0.0.1:$BENCH_PORT/1g.bin")
             "$HAUL" "${args[@]}" &
             pid=$!
-            while [ "$(bench_bytes_sent_live /1g.bin)" -lt $((size / 2)) ]; do sleep 0.005; done
+            while [ "$(bench_bytes_on_disk "$OUT/1g.bin")" -lt $((size / 2)) ]; do sleep 0.005; done
             kill -9 "$pid"
             wait "$pid" 2>/dev/null || true
             "$HAUL" "${args[@]}"

@@ -80,17 +80,19 @@ bench_bytes_sent() {
     awk -v path="$1" '$1 == path { total += $3 } END { print total + 0 }' "$ACCESS_LOG"
 }
 
-# Bytes sent so far on open connections cannot be read from the log; poll the part file's data instead: the log
-# is written when a response ends. For the kill point we use the downloaded bytes on disk (sum over the journal or
-# the part file size).
-bench_bytes_sent_live() {
-    local part="$OUT/1g.bin.part"
+# Bytes of FILE a running haul has on disk (the part file, or the journal's sum with several connections): the kill
+# point for SIGKILL measurements. nginx logs $bytes_sent only when a response ends, so the log cannot say it live.
+bench_bytes_on_disk() {
+    local part="$1.part"
     if [ -f "$part.segments" ]; then
         python3 - "$part.segments" <<'PY'
 import struct, sys
-data = open(sys.argv[1], "rb").read()
-magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
-print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
+try:
+    data = open(sys.argv[1], "rb").read()
+    magic, generation, count, _ = struct.unpack_from("<4q", data, 0)
+    print(sum(struct.unpack_from("<4q", data, 32 + 32 * i)[3] for i in range(count)) if magic == 0x4841554C53454731 else 0)
+except (OSError, struct.error):
+    print(0)  # The download just finished (or has not begun): the journal is gone.
 PY
     else
         stat -c %s "$part" 2>/dev/null || echo 0
