@@ -194,36 +194,57 @@ public actor DownloadManager {
 
     /// Stops a download, keeping what it has; ``resume(_:)`` continues from there.
     public func pause(_ id: DownloadID) async throws(DownloadError) {
-        let record = try existing(id)
-        switch record.state {
-        case .running where jobs[id] != nil:
-            await stop(id, reason: .pause)
-        case .running:
-            // Running in another process: it sees the change in the database and stops.
-            setState(id, .paused)
-        case .queued:
-            queue.remove(id)
-            setState(id, .paused)
-        case .paused, .completed, .failed:
-            break
+        try await pause([id])
+    }
+
+    /// Pauses several downloads; those not running in this manager are recorded in one transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
+    public func pause(_ ids: [DownloadID]) async throws(DownloadError) {
+        for id in ids { _ = try existing(id) }
+        var recorded: [DownloadID] = []
+        var running: [DownloadID] = []
+        for id in ids {
+            switch records[id]?.state {
+            case .running where jobs[id] != nil:
+                running.append(id)
+            case .running, .queued:
+                // Running in another process: it sees the change in the database and stops.
+                recorded.append(id)
+            case .paused, .completed, .failed, nil:
+                break
+            }
         }
+        setStates(recorded, .paused)
+        for id in running { await stop(id, reason: .pause) }
     }
 
     /// Queues a paused or failed download again (or releases a held stored one); it continues from the bytes on
     /// disk.
     public func resume(_ id: DownloadID) throws(DownloadError) {
-        let record = try existing(id)
-        adopted.insert(id)
-        switch record.state {
-        case .paused, .failed:
-            setState(id, .queued)
-            schedule()
-        case .queued where !queue.contains(id) && jobs[id] == nil && configuration.runsDownloads:
-            queue.insert(id, priority: record.options.priority)
-            schedule()
-        case .queued, .running, .completed:
-            break
+        try resume([id])
+    }
+
+    /// Queues several paused or failed downloads again, recording them in one transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
+    public func resume(_ ids: [DownloadID]) throws(DownloadError) {
+        for id in ids { _ = try existing(id) }
+        var recorded: [DownloadID] = []
+        for id in ids {
+            guard let record = records[id] else { continue }
+            adopted.insert(id)
+            switch record.state {
+            case .paused, .failed:
+                recorded.append(id)
+            case .queued where !queue.contains(id) && jobs[id] == nil && configuration.runsDownloads:
+                queue.insert(id, priority: record.options.priority)
+            case .queued, .running, .completed:
+                break
+            }
         }
+        setStates(recorded, .queued)
+        schedule()
     }
 
     /// Stops a download and deletes its partial data, forgetting it. A completed file is left in place.
@@ -233,30 +254,35 @@ public actor DownloadManager {
 
     /// Forgets a download, deleting its partial data; with `deletingFile`, also deletes the completed file.
     public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(DownloadError) {
-        _ = try existing(id)
-        if jobs[id] != nil {
-            await stop(id, reason: .remove(deletingFile: deletingFile))
-        } else {
-            try forget(id, deletingFile: deletingFile)
-        }
+        try await remove([id], deletingFiles: deletingFile)
+    }
+
+    /// Forgets several downloads (see ``remove(_:deletingFile:)``); those not running are recorded in one
+    /// transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown; if a file cannot be
+    /// deleted, the others are still removed and the first such error is thrown.
+    public func remove(_ ids: [DownloadID], deletingFiles: Bool = false) async throws(DownloadError) {
+        for id in ids { _ = try existing(id) }
+        let running = ids.filter { jobs[$0] != nil }
+        let failure = forget(ids.filter { jobs[$0] == nil }, deletingFiles: deletingFiles)
+        for id in running { await stop(id, reason: .remove(deletingFile: deletingFiles)) }
+        if let failure { throw failure }
     }
 
     /// Pauses every queued and running download.
     public func pauseAll() async {
-        for id in queue.ids { try? await pause(id) }
-        for id in Array(jobs.keys) { try? await pause(id) }
+        try? await pause(ids(in: [.queued, .running]))
     }
 
     /// Resumes every paused and failed download.
     public func resumeAll() {
-        for (id, record) in records where record.state == .paused || record.state == .failed || record.state == .queued {
-            try? resume(id)
-        }
+        try? resume(ids(in: [.paused, .failed, .queued]))
     }
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
     public func removeAll(deletingFiles: Bool = false) async {
-        for id in Array(records.keys).sorted() { try? await remove(id, deletingFile: deletingFiles) }
+        try? await remove(Array(records.keys).sorted(), deletingFiles: deletingFiles)
     }
 
     /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.
@@ -302,6 +328,16 @@ public actor DownloadManager {
             .filter { states?.contains($0.state) ?? true }
             .sorted { $0.downloadID < $1.downloadID }
             .map(snapshot(of:))
+    }
+
+    /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.
+    public func ids(in states: Set<DownloadState>) -> [DownloadID] {
+        records.values.filter { states.contains($0.state) }.map(\.downloadID).sorted()
+    }
+
+    /// The state of one download, or nil if there is none with that id.
+    public func state(of id: DownloadID) -> DownloadState? {
+        records[id]?.state
     }
 
     /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
@@ -499,7 +535,21 @@ public actor DownloadManager {
     }
 
     private func setState(_ id: DownloadID, _ state: DownloadState, status: DownloadStatus? = nil) {
-        guard var record = records[id] else { return }
+        guard let record = changeState(id, to: state) else { return }
+        persist([record])
+        hub.yield(id, .status(status ?? self.status(of: record)))
+    }
+
+    /// ``setState(_:_:status:)`` for several downloads, recorded in one transaction.
+    private func setStates(_ ids: [DownloadID], _ state: DownloadState) {
+        let changed = ids.compactMap { changeState($0, to: state) }
+        persist(changed)
+        for record in changed { hub.yield(record.downloadID, .status(status(of: record))) }
+    }
+
+    /// Changes a download's state in memory and in the queue; returns the record to store.
+    private func changeState(_ id: DownloadID, to state: DownloadState) -> DownloadRecord? {
+        guard var record = records[id] else { return nil }
         record.state = state
         record.updatedAt = Date()
         if state != .failed { record.lastError = nil }
@@ -509,23 +559,47 @@ public actor DownloadManager {
         } else {
             queue.remove(id)
         }
+        return record
+    }
+
+    private func persist(_ changed: [DownloadRecord]) {
         do {
-            try store.saveLifecycle(record)
+            try store.saveLifecycle(changed)
         } catch {
-            configuration.logger.error("cannot record state", metadata: ["download": "\(id)", "error": "\(error)"])
+            configuration.logger.error(
+                "cannot record states", metadata: ["downloads": "\(changed.map(\.downloadID))", "error": "\(error)"])
         }
-        hub.yield(id, .status(status ?? self.status(of: record)))
     }
 
     private func forget(_ id: DownloadID, deletingFile: Bool) throws(DownloadError) {
-        guard let record = records[id] else { return }
-        if let partPath = record.partPath { try FileSystem.removeFile(partPath) }
-        if let journalPath = record.journalPath { try FileSystem.removeFile(journalPath) }
-        if deletingFile, record.state == .completed, let path = record.destinationPath {
-            try FileSystem.removeFile(path)
+        if let failure = forget([id], deletingFiles: deletingFile) { throw failure }
+    }
+
+    /// Deletes the downloads' partial data (and completed files if asked) and forgets them in one transaction;
+    /// one whose file cannot be deleted is kept. Returns the first error.
+    private func forget(_ ids: [DownloadID], deletingFiles: Bool) -> DownloadError? {
+        var forgotten: [DownloadID] = []
+        var failure: DownloadError?
+        for id in ids {
+            guard let record = records[id] else { continue }
+            do throws(DownloadError) {
+                if let partPath = record.partPath { try FileSystem.removeFile(partPath) }
+                if let journalPath = record.journalPath { try FileSystem.removeFile(journalPath) }
+                if deletingFiles, record.state == .completed, let path = record.destinationPath {
+                    try FileSystem.removeFile(path)
+                }
+                forgotten.append(id)
+            } catch {
+                failure = failure ?? error
+            }
         }
-        try store.delete([id])
-        dropFromMemory(id)
+        do {
+            try store.delete(forgotten)
+        } catch {
+            return error
+        }
+        for id in forgotten { dropFromMemory(id) }
+        return failure
     }
 
     private func dropFromMemory(_ id: DownloadID) {

@@ -1,6 +1,7 @@
 /// The queued downloads in the order they start: higher priority first, then first added first.
 ///
-/// A sorted array with binary-search insertion and removal: O(log n) to find, cheap to pop, fine for 100k entries.
+/// A sorted array with binary-search insertion and removal: O(log n) to find, O(1) to append the newest and to pop
+/// the next (popped entries are dropped in bulk), fine for 100k entries.
 struct DownloadQueue: Sendable {
     private struct Entry: Comparable {
         var priority: Int
@@ -10,12 +11,15 @@ struct DownloadQueue: Sendable {
         }
     }
 
+    /// Sorted from `head` on; entries before `head` were popped.
     private var entries: [Entry] = []
+    private var head = 0
     private var priorities: [DownloadID: Int] = [:]
 
-    var count: Int { entries.count }
-    var isEmpty: Bool { entries.isEmpty }
-    var ids: [DownloadID] { entries.map(\.id) }
+    var count: Int { entries.count - head }
+    var isEmpty: Bool { count == 0 }
+    /// In the order they start.
+    var ids: [DownloadID] { entries[head...].map(\.id) }
 
     func contains(_ id: DownloadID) -> Bool { priorities[id] != nil }
 
@@ -35,14 +39,19 @@ struct DownloadQueue: Sendable {
 
     /// Takes the next download to start.
     mutating func popFirst() -> DownloadID? {
-        guard !entries.isEmpty else { return nil }
-        let first = entries.removeFirst()
+        guard head < entries.count else { return nil }
+        let first = entries[head]
+        head += 1
+        if head == entries.count || head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
         priorities[first.id] = nil
         return first.id
     }
 
     private func index(of entry: Entry) -> Int {
-        var low = 0
+        var low = head
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2

@@ -89,12 +89,15 @@ final class DownloadStore: Sendable {
     }
 
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try read { db in try DownloadRecord.order(Column("id")).fetchAll(db) }
+        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadRecordDecoder.select + " ORDER BY id") }
     }
 
     /// Records changed at or after `date` (by any process).
     func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
-        try read { db in try DownloadRecord.filter(Column("updatedAt") >= date).order(Column("id")).fetchAll(db) }
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(
+                db, sql: DownloadRecordDecoder.select + " WHERE updatedAt >= ? ORDER BY id", arguments: [date])
+        }
     }
 
     /// The identifiers of all records.
@@ -116,7 +119,10 @@ final class DownloadStore: Sendable {
     }
 
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
-        try read { db in try DownloadRecord.fetchOne(db, key: id.rawValue) }
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(db, sql: DownloadRecordDecoder.select + " WHERE id = ?", arguments: [id.rawValue])
+                .first
+        }
     }
 
     /// Inserts new records in one transaction and returns them with their identifiers.
@@ -132,7 +138,15 @@ final class DownloadStore: Sendable {
 
     /// Writes the manager's columns of `record`.
     func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) {
-        try write { db in try record.update(db, columns: DownloadRecord.ManagerColumns.all) }
+        try saveLifecycle([record])
+    }
+
+    /// Writes the manager's columns of several records in one transaction.
+    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        try write { db in
+            for record in records { try record.update(db, columns: DownloadRecord.ManagerColumns.all) }
+        }
     }
 
     /// Writes the destination chosen for `record`.
@@ -169,7 +183,15 @@ final class DownloadStore: Sendable {
         }
     }
 
+    /// Deletes records in one transaction.
     func delete(_ ids: [DownloadID]) throws(DownloadError) {
-        _ = try write { db in try DownloadRecord.deleteAll(db, keys: ids.map(\.rawValue)) }
+        guard !ids.isEmpty else { return }
+        try write { db in
+            // Chunks stay under SQLite's limit on bound parameters.
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(ids.count, start + 500)].map(\.rawValue)
+                _ = try DownloadRecord.deleteAll(db, keys: chunk)
+            }
+        }
     }
 }

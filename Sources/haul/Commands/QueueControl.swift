@@ -16,13 +16,23 @@ struct Selection: ParsableArguments {
 
     /// The ids to act on, checked against the database; an unknown id is a usage error.
     func resolve(in manager: DownloadManager, states: Set<DownloadState>? = nil) async throws -> [DownloadID] {
-        if all { return await manager.snapshots(in: states).map(\.id) }
-        for id in ids where await manager.snapshot(id) == nil {
+        if all { return await manager.ids(in: states ?? Set(DownloadState.allCases)) }
+        for id in ids where await manager.state(of: id) == nil {
             Console.error(DownloadError.unknownDownload(id).description)
             await manager.shutdown()
             throw ExitStatus.usage
         }
         return ids
+    }
+
+    /// Prints `#ID STATE` for each download, in one write.
+    static func report(_ ids: [DownloadID], in manager: DownloadManager) async {
+        var text = ""
+        for id in ids {
+            guard let state = await manager.state(of: id) else { continue }
+            text += "#\(id) \(state.rawValue)\n"
+        }
+        Console.out(text)
     }
 }
 
@@ -41,14 +51,13 @@ struct Pause: AsyncParsableCommand {
 
     func run() async throws {
         let manager = try await state.openEditor()
-        for id in try await selection.resolve(in: manager, states: [.queued, .running]) {
-            do {
-                try await manager.pause(id)
-                Console.out("#\(id) \(await manager.snapshot(id)?.state.rawValue ?? "paused")\n")
-            } catch {
-                Console.error(error.description)
-            }
+        let ids = try await selection.resolve(in: manager, states: [.queued, .running])
+        do {
+            try await manager.pause(ids)
+        } catch {
+            Console.error(error.description)
         }
+        await Selection.report(ids, in: manager)
         await manager.shutdown()
     }
 }
@@ -70,14 +79,13 @@ struct Resume: AsyncParsableCommand {
 
     func run() async throws {
         let manager = try await state.openEditor()
-        for id in try await selection.resolve(in: manager, states: [.paused, .failed]) {
-            do {
-                try await manager.resume(id)
-                Console.out("#\(id) \(await manager.snapshot(id)?.state.rawValue ?? "queued")\n")
-            } catch {
-                Console.error(error.description)
-            }
+        let ids = try await selection.resolve(in: manager, states: [.paused, .failed])
+        do {
+            try await manager.resume(ids)
+        } catch {
+            Console.error(error.description)
         }
+        await Selection.report(ids, in: manager)
         await manager.shutdown()
     }
 }
@@ -102,17 +110,18 @@ struct Remove: AsyncParsableCommand {
 
     func run() async throws {
         let manager = try await state.openEditor()
-        var failed: [DownloadError] = []
-        for id in try await selection.resolve(in: manager) {
-            do {
-                try await manager.remove(id, deletingFile: deleteFile)
-                Console.out("#\(id) removed\n")
-            } catch {
-                Console.error(error.description)
-                failed.append(error)
-            }
+        let ids = try await selection.resolve(in: manager)
+        var failure: DownloadError?
+        do {
+            try await manager.remove(ids, deletingFiles: deleteFile)
+        } catch {
+            Console.error(error.description)
+            failure = error
         }
+        var text = ""
+        for id in ids where await manager.state(of: id) == nil { text += "#\(id) removed\n" }
+        Console.out(text)
         await manager.shutdown()
-        if !failed.isEmpty { throw ExitStatus.forFailures(failed) }
+        if let failure { throw ExitStatus.forFailures([failure]) }
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+@Suite("State database")
+struct DownloadStoreTests {
+    /// Dates in whole seconds: the database keeps milliseconds, which a binary `Double` cannot always round-trip.
+    static let date = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func queued(_ url: String, options: DownloadOptions = .init()) -> DownloadRecord {
+        DownloadRecord(
+            url: url, requestedDestination: .directory(URL(fileURLWithPath: "/downloads")), options: options,
+            state: .queued, createdAt: date, updatedAt: date)
+    }
+
+    static func everyColumnSet() throws -> DownloadRecord {
+        let options = DownloadOptions(
+            checksum: try Checksum(.sha256, hex: String(repeating: "ab", count: 32)),
+            headers: [HTTPHeaderField(name: "Authorization", value: "Bearer x")], priority: 3, speedLimit: 1_000,
+            metadata: ["title": "Big"], onResourceChange: .fail, connections: 4)
+        var record = DownloadRecord(
+            url: "https://example.com/a.iso", requestedDestination: .file(URL(fileURLWithPath: "/d/a.iso")),
+            destinationPath: "/d/a.iso", options: options, state: .failed, createdAt: date,
+            updatedAt: date.addingTimeInterval(5))
+        record.startedAt = date.addingTimeInterval(1)
+        record.completedAt = date.addingTimeInterval(2)
+        record.lastError = .httpStatus(503, reason: "Service Unavailable", url: "https://example.com/a.iso")
+        record.hasPartData = true
+        record.generation = 2
+        record.durableBytes = 4_096
+        record.bootID = "boot"
+        record.etag = "\"e\""
+        record.lastModified = "Tue, 14 Nov 2023 22:13:20 GMT"
+        record.totalBytes = 10_000
+        record.contentEncoding = "gzip"
+        record.finalURL = "https://mirror.example.com/a.iso"
+        record.finalizing = true
+        record.segments = [Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0)]
+        return record
+    }
+
+    @Test("records read back exactly as written, every column, shared options decoded once per text")
+    func roundTrip() throws {
+        let directory = TemporaryDirectory()
+        let store = try DownloadStore(path: directory.file("haul.sqlite").path)
+        let written = try store.insert(
+            [Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2", options: .init(priority: 7))])
+        #expect(written.map(\.id) == [1, 2, 3])
+        #expect(try store.fetchAll() == written)
+        #expect(try store.fetch(written[1].downloadID) == written[1])
+        #expect(try store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try store.fetch(99) == nil)
+    }
+
+    @Test("batch writes: states of many records in one call, deletes beyond SQLite's parameter limit")
+    func batches() throws {
+        let directory = TemporaryDirectory()
+        let store = try DownloadStore(path: directory.file("haul.sqlite").path)
+        var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
+        for index in records.indices { records[index].state = .paused }
+        try store.saveLifecycle(records)
+        #expect(try store.fetchAll().allSatisfy { $0.state == .paused })
+        try store.delete(records.prefix(1_100).map(\.downloadID))
+        #expect(try store.fetchAll() == Array(records.suffix(100)))
+    }
+}
