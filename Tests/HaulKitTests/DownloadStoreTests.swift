@@ -59,10 +59,35 @@ struct DownloadStoreTests {
         let directory = TemporaryDirectory()
         let store = try DownloadStore(path: directory.file("haul.sqlite").path)
         var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
-        for index in records.indices { records[index].state = .paused }
+        for index in records.indices {
+            records[index].state = index % 3 == 0 ? .failed : .paused
+            records[index].updatedAt = Self.date.addingTimeInterval(Double(index))
+            if index % 3 == 0 { records[index].lastError = .networkFailure("reset \(index)") }
+            if index % 2 == 0 { records[index].options.speedLimit = Int64(index % 10 + 1) }
+        }
+        records[7] = try Self.everyColumnSet()
+        records[7].id = 8
         try store.saveLifecycle(records)
-        #expect(try store.fetchAll().allSatisfy { $0.state == .paused })
+        // The manager's columns changed; record 8's job columns did not.
+        var expected = records
+        expected[7] = try Self.everyColumnSet().with(jobColumnsOf: Self.queued("http://a/7"))
+        expected[7].id = 8
+        #expect(try store.fetchAll() == expected)
         try store.delete(records.prefix(1_100).map(\.downloadID))
-        #expect(try store.fetchAll() == Array(records.suffix(100)))
+        #expect(try store.fetchAll() == Array(expected.suffix(100)))
+    }
+}
+
+extension DownloadRecord {
+    /// This record with `other`'s url, destination and transfer columns: what a manager-only write leaves.
+    func with(jobColumnsOf other: DownloadRecord) -> DownloadRecord {
+        var record = other
+        record.options = options
+        record.state = state
+        record.updatedAt = updatedAt
+        record.startedAt = startedAt
+        record.completedAt = completedAt
+        record.lastError = lastError
+        return record
     }
 }

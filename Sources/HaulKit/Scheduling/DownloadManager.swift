@@ -68,6 +68,8 @@ public actor DownloadManager {
         lastDataVersion = try? store.dataVersion()
         lastReconciled = Date()
         let loaded = try store.fetchAll()
+        records.reserveCapacity(loaded.count)
+        idsByURL.reserveCapacity(loaded.count)
         for var record in loaded {
             let id = record.downloadID
             if record.state == .running {
@@ -324,10 +326,10 @@ public actor DownloadManager {
 
     /// All downloads, oldest first, optionally only those in `states`.
     public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
-        records.values
-            .filter { states?.contains($0.state) ?? true }
-            .sorted { $0.downloadID < $1.downloadID }
-            .map(snapshot(of:))
+        records.keys.sorted().compactMap { id in
+            guard let record = records[id], states?.contains(record.state) ?? true else { return nil }
+            return snapshot(of: record)
+        }
     }
 
     /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.

@@ -61,7 +61,7 @@ struct Info: AsyncParsableCommand {
         if let completed = snapshot.completedAt { rows.append(("Completed", dates.string(from: completed))) }
         if let error = snapshot.lastError { rows.append(("Error", error.description)) }
         var text = "Download #\(snapshot.id)\n"
-        for (label, value) in rows { text += "  " + (label + ":").padding(toLength: 15, withPad: " ", startingAt: 0) + value + "\n" }
+        for (label, value) in rows { text += "  " + (label + ":").rightPadded(to: 15) + value + "\n" }
         return text
     }
 }

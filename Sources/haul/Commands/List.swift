@@ -55,8 +55,8 @@ struct List: AsyncParsableCommand {
         var name = snapshot.file?.path ?? snapshot.url.absoluteString
         if snapshot.state == .failed, let error = snapshot.lastError { name += "  (\(error.summary))" }
         return String(snapshot.id.rawValue).leftPadded(to: 4) + "  "
-            + snapshot.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "  "
-            + percent.leftPadded(to: 4) + "  " + size.padding(toLength: 22, withPad: " ", startingAt: 0) + "  " + name
+            + snapshot.state.rawValue.rightPadded(to: 10) + "  "
+            + percent.leftPadded(to: 4) + "  " + size.rightPadded(to: 22) + "  " + name
     }
 }
 

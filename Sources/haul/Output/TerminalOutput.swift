@@ -163,7 +163,13 @@ final class TerminalOutput: SessionOutput {
 }
 
 extension String {
+    /// Spaces before, to at least `columns` characters; never cut.
     func leftPadded(to columns: Int) -> String {
         count >= columns ? self : String(repeating: " ", count: columns - count) + self
+    }
+
+    /// Spaces after, to at least `columns` characters; never cut.
+    func rightPadded(to columns: Int) -> String {
+        count >= columns ? self : self + String(repeating: " ", count: columns - count)
     }
 }
