@@ -57,7 +57,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HaulKitTests",
-            dependencies: ["HaulKit", "HaulTestSupport"],
+            dependencies: ["HaulKit", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // Runs the built `haul` binary as a child process (crash tests, CLI behaviour).

@@ -3,7 +3,7 @@
 # Usage: bench/compare.sh [W1] [W2] [W3] [W4] [W5]     (default: all)
 #   RUNS=3        runs per tool and case (tools alternate within each run)
 #   W1_MIB=2048   W3_MIB=500   W4_MIB=2048   W5_COUNT=100000
-# Writes bench/results/compare-<date>.csv (one row per run) and prints a summary (median, min-max) per case.
+# Writes bench/results/compare-<date>-<HHMM>.csv (one row per run) and prints a summary (median, min-max) per case.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -21,7 +21,7 @@ bench_setup
 OUT="$BENCH_DIR/out"
 BASE="http://127.0.0.1:$BENCH_PORT"
 mkdir -p bench/results
-CSV="bench/results/compare-$(date +%Y-%m-%d).csv"
+CSV="bench/results/compare-$(date +%Y-%m-%d-%H%M).csv"
 [ -f "$CSV" ] || echo "date,workload,case,tool,run,wall_s,cpu_s,peak_rss_kib,rate,rate_unit,verified" > "$CSV"
 
 # --- The tools: one function each. Single file: URL OUTFILE CONNECTIONS. Lists: LISTFILE DIR JOBS. ---------------
@@ -164,13 +164,15 @@ w4() {
             done
             kill -9 "$pid" 2>/dev/null || true
             wait "$pid" 2>/dev/null || true
-            "${cmd[@]}"
-            cmp -s "$out" "$WWW/w4.bin" || { echo "OUTPUT MISMATCH: W4 $tool" >&2; exit 1; }
+            "${cmd[@]}" || true
+            # A corrupt result is recorded (verified=NO) and reported, not fatal: it is what W4 exists to catch.
+            local ok=yes
+            cmp -s "$out" "$WWW/w4.bin" || { ok=NO; echo "OUTPUT MISMATCH: W4 $tool run $run" >&2; }
             sleep 0.3
             local sent; sent=$(bench_bytes_sent /w4.bin)
-            echo "$(date -u +%FT%TZ),W4,sigkill50-x$connections,$tool,$run,,,,$((sent - size)),wasted_bytes,yes" >> "$CSV"
-            printf '  W4  sigkill50-x%-2d %-7s run %d: server sent %d B beyond the file (%.2f MiB)\n' \
-                "$connections" "$tool" "$run" "$((sent - size))" "$(awk -v b=$((sent - size)) 'BEGIN { print b / 1048576 }')"
+            echo "$(date -u +%FT%TZ),W4,sigkill50-x$connections,$tool,$run,,,,$((sent - size)),wasted_bytes,$ok" >> "$CSV"
+            printf '  W4  sigkill50-x%-2d %-7s run %d: server sent %d B beyond the file (%.2f MiB)  %s\n' \
+                "$connections" "$tool" "$run" "$((sent - size))" "$(awk -v b=$((sent - size)) 'BEGIN { print b / 1048576 }')" "$ok"
         done
     done
 }

@@ -34,7 +34,9 @@ def main(path, date=None):
         else:
             rate = spread(floats("rate"), rate_fmt) + " " + unit
         rss = spread([v / 1024 for v in floats("peak_rss_kib")], "{:.1f}")
-        print(f"| {workload} | {case} | {tool} | {len(rs)} | {spread(floats('wall_s'), '{:.2f}')} | {rate} | "
+        corrupt = sum(1 for r in rs if r.get("verified") != "yes")
+        tool_cell = f"{tool} ({corrupt} corrupt)" if corrupt else tool
+        print(f"| {workload} | {case} | {tool_cell} | {len(rs)} | {spread(floats('wall_s'), '{:.2f}')} | {rate} | "
               f"{spread(floats('cpu_s'), '{:.2f}')} | {rss} |")
 
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HaulTestSupport
 import Testing
 
@@ -52,6 +53,17 @@ struct DownloadStoreTests {
         #expect(try store.fetch(written[1].downloadID) == written[1])
         #expect(try store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
         #expect(try store.fetch(99) == nil)
+    }
+
+    @Test("dates are stored as the same text GRDB writes, without a DateFormatter")
+    func dateText() {
+        var generator = SystemRandomNumberGenerator()
+        let samples = [0, -1, 951_782_400.5, 1_709_164_800.999, 4_102_444_799.123, -2_208_988_800.25, 1_700_000_000.0004, 1_700_000_000.0006, 1_700_000_000.9996]
+            + (0..<500).map { _ in Double(Int64.random(in: -3_000_000_000_000...7_000_000_000_000, using: &generator)) / 1000 }
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(DownloadRecordEncoder.text(date) == String.fromDatabaseValue(date.databaseValue), "\(seconds)")
+        }
     }
 
     @Test("batch writes: states of many records in one call, deletes beyond SQLite's parameter limit")

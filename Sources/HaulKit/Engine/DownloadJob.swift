@@ -402,18 +402,20 @@ struct DownloadJob {
         guard let partPath = record.partPath, let destination = record.destinationPath else {
             throw DownloadError.internalError("download \(id) has no destination")
         }
+        record.record(validator)
+        record.hasPartData = true
+        record.durableBytes = 0
+        record.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        // Recorded first (with the destination), so a crash right after never leaves a part file nobody owns; a
+        // recorded part file that is missing counts as empty.
+        try environment.store.saveTransfer(record)
         if state.current.file == nil {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
             // A part file that exists without validators of ours is never trusted: start it empty.
             let file = try PartFile(path: partPath, truncate: true)
             state.update { $0.file = file }
         }
-        record.record(validator)
-        record.hasPartData = true
-        record.durableBytes = 0
-        record.bootID = BootIdentity.current
-        record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
     }
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.

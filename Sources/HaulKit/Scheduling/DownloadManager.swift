@@ -613,7 +613,7 @@ public actor DownloadManager {
         hub.yield(id, .status(.removed))
     }
 
-    /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and records it for the download.
+    /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
     private func reserveDestination(for id: DownloadID, in directory: String, name: String) throws(DownloadError)
         -> String
     {
@@ -626,9 +626,8 @@ public actor DownloadManager {
                 FileSystem.entry(at: path) != .none || FileSystem.entry(at: path + partFileSuffix) != .none
                 || (reservedPaths[path].map { $0 != id && records[$0]?.state != .completed } ?? false)
             if !taken {
+                // The job records it with the rest of its columns.
                 record.destinationPath = path
-                record.updatedAt = Date()
-                try store.saveDestination(record)
                 records[id] = record
                 reservedPaths[path] = id
                 return path

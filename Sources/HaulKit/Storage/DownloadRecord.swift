@@ -4,7 +4,7 @@ import GRDB
 /// One download as stored in the state database: what was asked for, where it stands, and what was verified.
 ///
 /// Two writers share a row and never write the same columns: the manager owns the life-cycle columns
-/// (``ManagerColumns``); the running job owns the transfer columns (``JobColumns``).
+/// (`DownloadColumn.manager`); the running job owns the transfer columns (`DownloadColumn.job`).
 struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "download"
 
@@ -46,20 +46,6 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     /// The plan of a multi-connection download as of the last checkpoint (bytes synced per segment); nil for one
     /// connection.
     var segments: [Segment]?
-
-    enum ManagerColumns {
-        static let all: [String] = [
-            "state", "updatedAt", "startedAt", "completedAt", "errorCode", "errorSummary", "errorSuggestion",
-            "errorTransient", "errorHTTPStatus", "options",
-        ]
-    }
-
-    enum JobColumns {
-        static let all: [String] = [
-            "hasPartData", "generation", "durableBytes", "bootID", "etag", "lastModified", "totalBytes",
-            "contentEncoding", "finalURL", "finalizing", "segments", "updatedAt",
-        ]
-    }
 
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID

@@ -6,22 +6,15 @@ import GRDB
 ///
 /// The result equals what `Codable` decoding of the same row gives (a test compares them).
 struct DownloadRecordDecoder {
-    /// Every column, in the order ``select`` names them.
-    static let columns = [
-        "id", "url", "requestedDestination", "destinationPath", "options", "state", "createdAt", "updatedAt",
-        "startedAt", "completedAt", "errorCode", "errorSummary", "errorSuggestion", "errorTransient",
-        "errorHTTPStatus", "hasPartData", "generation", "durableBytes", "bootID", "etag", "lastModified",
-        "totalBytes", "contentEncoding", "finalURL", "finalizing", "segments",
-    ]
-
     /// `SELECT <columns> FROM download`; append a `WHERE` or `ORDER BY`.
-    static let select = "SELECT \(columns.joined(separator: ", ")) FROM \(DownloadRecord.databaseTableName)"
+    static let select =
+        "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(DownloadRecord.databaseTableName)"
 
     private var options: [String: DownloadOptions] = [:]
     private var destinations: [String: DownloadDestination] = [:]
     private let json = DownloadRecord.databaseJSONDecoder(for: "options")
 
-    /// Decodes a row of ``select``.
+    /// Decodes a row of ``select`` (columns in the order of ``DownloadColumn``).
     mutating func decode(_ row: Row) throws -> DownloadRecord {
         let optionsText: String = row[4]
         let stateText: String = row[5]

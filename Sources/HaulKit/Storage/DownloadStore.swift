@@ -127,10 +127,18 @@ final class DownloadStore: Sendable {
 
     /// Inserts new records in one transaction and returns them with their identifiers.
     func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
-        try write { db in
-            try records.map { record in
+        let columns = DownloadColumn.allCases.filter { $0 != .id }
+        let sql = """
+            INSERT INTO download (\(columns.map(\.rawValue).joined(separator: ", ")))
+            VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
+            """
+        var encoder = DownloadRecordEncoder()
+        return try write { db in
+            let statement = try db.cachedStatement(sql: sql)
+            return try records.map { record in
                 var record = record
-                try record.insert(db)
+                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: record)))
+                record.id = db.lastInsertedRowID
                 return record
             }
         }
@@ -143,62 +151,50 @@ final class DownloadStore: Sendable {
 
     /// Writes the manager's columns of several records in one transaction (100,000 in about a second).
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.manager, of: records)
+    }
+
+    /// Writes the job's columns of `record` (including the destination it chose).
+    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) {
+        try update(DownloadColumn.job, of: [record])
+    }
+
+    /// Writes `columns` of each record with one cached statement in one transaction.
+    private func update(_ columns: [DownloadColumn], of records: [DownloadRecord]) throws(DownloadError) {
         guard !records.isEmpty else { return }
-        let columns = DownloadRecord.ManagerColumns.all
-        let sql = "UPDATE download SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
-        let encoder = DownloadRecord.databaseJSONEncoder(for: "options")
-        var encodedOptions: [DownloadOptions: String] = [:]
+        let sql = DownloadColumn.update(columns)
+        var encoder = DownloadRecordEncoder()
         try write { db in
             let statement = try db.cachedStatement(sql: sql)
             for record in records {
-                let options: String
-                if let known = encodedOptions[record.options] {
-                    options = known
-                } else {
-                    options = String(decoding: try encoder.encode(record.options), as: UTF8.self)
-                    encodedOptions[record.options] = options
-                }
-                // In the order of `ManagerColumns.all`.
-                try statement.execute(arguments: [
-                    record.state.rawValue, record.updatedAt, record.startedAt, record.completedAt, record.errorCode,
-                    record.errorSummary, record.errorSuggestion, record.errorTransient, record.errorHTTPStatus,
-                    options, record.id,
-                ])
+                var values = try encoder.values(columns, of: record)
+                values.append(record.id)
+                try statement.execute(arguments: StatementArguments(values))
             }
         }
     }
 
-    /// Writes the destination chosen for `record`.
-    func saveDestination(_ record: DownloadRecord) throws(DownloadError) {
-        try write { db in try record.update(db, columns: ["destinationPath", "updatedAt"]) }
-    }
-
-    /// Writes the job's transfer columns of `record`.
-    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) {
-        try write { db in try record.update(db, columns: DownloadRecord.JobColumns.all) }
-    }
-
     /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
-    @discardableResult
     /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
+    @discardableResult
     func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]? = nil, bootID: String?
     ) throws(DownloadError) -> Bool {
         let plan: String?
         do {
-            plan = try segments.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            let json = DownloadRecord.databaseJSONEncoder(for: DownloadColumn.segments.rawValue)
+            plan = try segments.map { String(decoding: try json.encode($0), as: UTF8.self) }
         } catch {
             throw .internalError("cannot encode a segment plan: \(error)")
         }
+        let now = DownloadRecordEncoder.text(Date())
         return try write { db in
-            var assignments = [
-                Column("durableBytes").set(to: durableBytes), Column("bootID").set(to: bootID),
-                Column("updatedAt").set(to: Date()),
-            ]
-            if let plan { assignments.append(Column("segments").set(to: plan)) }
-            return try DownloadRecord
-                .filter(Column("id") == id.rawValue && Column("generation") == generation)
-                .updateAll(db, assignments) > 0
+            let statement = try db.cachedStatement(sql: """
+                UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
+                WHERE id = ? AND generation = ?
+                """)
+            try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
+            return db.changesCount > 0
         }
     }
 
