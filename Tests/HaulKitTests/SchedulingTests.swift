@@ -36,6 +36,24 @@ struct SchedulingTests {
         await harness.shutdown()
     }
 
+    @Test("many small files finishing together share commits and directory syncs, and all land byte-exact")
+    func groupFinishing() async throws {
+        let harness = try await Harness.make { $0.maxConcurrentDownloads = 16 }
+        let sizes = (0..<48).map { 4_096 + $0 * 97 }
+        let ids = try await harness.manager.add(
+            contentsOf: sizes.enumerated().map { (harness.origin.serve("/small/\($0.offset).bin", size: $0.element), nil, .init()) })
+        for (id, size) in zip(ids, sizes) {
+            expectContent(try await harness.manager.wait(for: id), size: size)
+        }
+        let groups = harness.manager.finishing.groupCount
+        #expect(groups >= 1 && groups < sizes.count, "\(groups) groups for \(sizes.count) files")
+        #expect(!harness.directory.entries().contains { $0.hasSuffix(".part") })
+        await harness.shutdown()
+        let reopened = try await harness.reopen()
+        #expect(await reopened.manager.count(in: [.completed]) == sizes.count)
+        await reopened.shutdown()
+    }
+
     @Test("higher priority starts first; a paused download frees its slot")
     func priorityAndSlots() async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 1 }

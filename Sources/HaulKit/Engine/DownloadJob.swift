@@ -510,17 +510,16 @@ struct DownloadJob {
                 throw DownloadError.checksumMismatch(expected: checksum, actual: digest)
             }
         }
-        try await onBlockingThread { try file.sync() }
         if board != nil { try dropSegments() }
         record.totalBytes = total
         record.durableBytes = total
         record.finalizing = true
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        // Synced, committed as finalizing, renamed and the directory synced, together with other files finishing now.
+        try await environment.finishing.finish(
+            .init(file: file, record: record, partPath: partPath, destination: destination))
         file.close()
         state.update { $0.file = nil }
-        try FileSystem.rename(partPath, to: destination)
-        FileSystem.syncDirectory(FileSystem.parent(of: destination))
         return URL(fileURLWithPath: destination)
     }
 }

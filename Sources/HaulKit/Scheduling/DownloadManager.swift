@@ -23,6 +23,8 @@ public actor DownloadManager {
     private let transport: HTTPTransport
     private let hub = EventHub()
     private let globalLimiter: RateLimiter
+    /// Moves finished files into place in groups (internal for tests).
+    nonisolated let finishing: FinishingQueue
     private var records: [DownloadID: DownloadRecord] = [:]
     private var idsByURL: [String: [DownloadID]] = [:]
     private var reservedPaths: [String: DownloadID] = [:]
@@ -63,6 +65,7 @@ public actor DownloadManager {
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit)
+        finishing = FinishingQueue(store: store)
         locks = try DownloadLocks(path: configuration.databaseURL.path + "-locks")
 
         lastDataVersion = try? store.dataVersion()
@@ -445,7 +448,7 @@ public actor DownloadManager {
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit)
         let environment = JobEnvironment(
             transport: transport, store: store, events: hub, settings: configuration.engineSettings,
-            globalLimiter: globalLimiter,
+            globalLimiter: globalLimiter, finishing: finishing,
             reserveDestination: { [weak self] id, directory, name throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
                 return try await self.reserveDestination(for: id, in: directory, name: name)

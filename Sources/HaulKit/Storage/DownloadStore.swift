@@ -159,6 +159,11 @@ final class DownloadStore: Sendable {
         try update(DownloadColumn.job, of: [record])
     }
 
+    /// Writes the job's columns of several records in one transaction.
+    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.job, of: records)
+    }
+
     /// Writes `columns` of each record with one cached statement in one transaction.
     private func update(_ columns: [DownloadColumn], of records: [DownloadRecord]) throws(DownloadError) {
         guard !records.isEmpty else { return }

@@ -13,6 +13,8 @@ import Darwin
 final class PartFile: Sendable {
     let path: String
     private let descriptor: Int32
+    /// The device (file system) the file is on.
+    let device: UInt64
 
     /// Opens (creating if needed) the regular file at `path`, refusing symbolic links.
     init(path: String, truncate: Bool) throws(DownloadError) {
@@ -33,6 +35,7 @@ final class PartFile: Sendable {
             throw .destinationNotWritable(path: path, reason: "it is not a regular file")
         }
         self.descriptor = fd
+        self.device = UInt64(info.st_dev)
     }
 
     /// The file's current length in bytes.
@@ -99,6 +102,24 @@ final class PartFile: Sendable {
     }
 
     /// Forces written data to stable storage (`fdatasync`; `F_FULLFSYNC` on Apple platforms).
+    /// Flushes everything written to the file system this file is on, with a single device flush (Linux `syncfs`):
+    /// what makes many files durable at once. Returns false where that is not available; use ``sync()`` on each.
+    func syncFileSystem() throws(DownloadError) -> Bool {
+        guard let syncfs = PartFile.syncfs else { return false }
+        guard syncfs(descriptor) == 0 else { throw .fileSystem(errno: errno, path: path, operation: "sync") }
+        return true
+    }
+
+    /// Linux's `syncfs(2)`, looked up at run time (the C module does not declare it).
+    private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+        #if os(Linux)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+
     func sync() throws(DownloadError) {
         #if canImport(Darwin)
         let status = fcntl(descriptor, F_FULLFSYNC) == 0 ? 0 : fsync(descriptor)
