@@ -75,7 +75,6 @@ struct DownloadStoreTests {
             records[index].state = index % 3 == 0 ? .failed : .paused
             records[index].updatedAt = Self.date.addingTimeInterval(Double(index))
             if index % 3 == 0 { records[index].lastError = .networkFailure("reset \(index)") }
-            if index % 2 == 0 { records[index].options.speedLimit = Int64(index % 10 + 1) }
         }
         records[7] = try Self.everyColumnSet()
         records[7].id = 8
@@ -87,14 +86,18 @@ struct DownloadStoreTests {
         #expect(try store.fetchAll() == expected)
         try store.delete(records.prefix(1_100).map(\.downloadID))
         #expect(try store.fetchAll() == Array(expected.suffix(100)))
+        var changed = expected[1_150]
+        changed.options.speedLimit = 2_048
+        changed.updatedAt = Self.date.addingTimeInterval(-1)
+        try store.saveSettings(changed)
+        #expect(try store.fetch(changed.downloadID) == changed)
     }
 }
 
 extension DownloadRecord {
-    /// This record with `other`'s url, destination and transfer columns: what a manager-only write leaves.
+    /// This record's life-cycle columns over `other`: what a life-cycle write leaves.
     func with(jobColumnsOf other: DownloadRecord) -> DownloadRecord {
         var record = other
-        record.options = options
         record.state = state
         record.updatedAt = updatedAt
         record.startedAt = startedAt

@@ -132,7 +132,11 @@ struct SchedulingTests {
         // Never faster than the limits allow (a lower bound cannot flake on a slow machine).
         #expect(started.duration(to: .now) >= .seconds(1.5))
         await #expect(throws: DownloadError.self) { try await harness.manager.setSpeedLimit(0, for: id) }
+        try await harness.manager.setSpeedLimit(123_456, for: id)
         await harness.shutdown()
+        let reopened = try await harness.reopen()
+        #expect(await reopened.manager.snapshot(id)?.options.speedLimit == 123_456)
+        await reopened.shutdown()
     }
 
     @Test("bad input is refused with a clear error")

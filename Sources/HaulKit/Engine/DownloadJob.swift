@@ -515,7 +515,11 @@ struct DownloadJob {
         record.durableBytes = total
         record.finalizing = true
         record.updatedAt = Date()
-        // Synced, committed as finalizing, renamed and the directory synced, together with other files finishing now.
+        record.state = .completed
+        record.completedAt = record.updatedAt
+        record.lastError = nil
+        // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
+        // files finishing now.
         try await environment.finishing.finish(
             .init(file: file, record: record, partPath: partPath, destination: destination))
         file.close()

@@ -5,13 +5,15 @@ import Synchronization
 ///
 /// Every file that finishes while a group is being processed joins the next group. For each group, on a blocking
 /// thread: the files' data is synced (one `syncfs` per file system for two or more files); the group's records (marked finalizing) are committed in one transaction; the
-/// files are renamed into place; each directory involved is synced once. Only then do the callers continue. A crash
-/// at any point leaves each download unfinished (it resumes) or finalizing (its rename completes at the next start).
+/// files are renamed into place; each directory involved is synced once; the group is recorded completed in one more
+/// transaction. Only then do the callers continue. A crash at any point leaves each download unfinished (it
+/// resumes) or finalizing (its rename or its completion is recorded at the next start).
 final class FinishingQueue: Sendable {
     /// One complete part file waiting to be moved into place.
     struct Request: Sendable {
         let file: PartFile
-        /// The download's record with `finalizing` set.
+        /// The download's record with `finalizing` set, and its state `completed` with `completedAt`: written
+        /// (transfer columns first, life-cycle columns once the file is in place) by the queue.
         let record: DownloadRecord
         let partPath: String
         let destination: String
@@ -114,6 +116,14 @@ final class FinishingQueue: Sendable {
             }
         }
         for directory in directories { FileSystem.syncDirectory(directory) }
+        // Durable in place: record them completed, together.
+        let placed = synced.filter { results[$0] == nil }
+        do {
+            try store.saveLifecycle(placed.map { requests[$0].record })
+        } catch {
+            // The files are in place and the records say finalizing: the next start records them completed.
+            for index in placed { results[index] = error }
+        }
         return results
     }
 }

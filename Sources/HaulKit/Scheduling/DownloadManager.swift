@@ -297,7 +297,7 @@ public actor DownloadManager {
         record.options.speedLimit = bytesPerSecond
         record.updatedAt = Date()
         records[id] = record
-        try store.saveLifecycle(record)
+        try store.saveSettings(record)
         jobs[id]?.limiter.setLimit(bytesPerSecond)
     }
 
@@ -500,9 +500,14 @@ public actor DownloadManager {
         case (_, .remove(let deletingFile)):
             try? forget(id, deletingFile: deletingFile)
         case (.completed(_, let file), _):
-            record.completedAt = Date()
+            // The finishing queue recorded it completed once the file was in place.
+            record.completedAt = transfer.completedAt ?? Date()
             records[id] = record
-            setState(id, .completed, status: .completed(file: file))
+            if transfer.state == .completed, changeState(id, to: .completed) != nil {
+                hub.yield(id, .status(.completed(file: file)))
+            } else {
+                setState(id, .completed, status: .completed(file: file))
+            }
         case (.failed(_, let error), _):
             record.lastError = error
             records[id] = record

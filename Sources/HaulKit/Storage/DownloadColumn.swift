@@ -8,11 +8,14 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     case generation, durableBytes, bootID, etag, lastModified, totalBytes, contentEncoding, finalURL, finalizing
     case segments
 
-    /// Written by the manager (life cycle and options).
-    static let manager: [DownloadColumn] = [
+    /// Written by the manager at each change of state.
+    static let lifecycle: [DownloadColumn] = [
         .state, .updatedAt, .startedAt, .completedAt, .errorCode, .errorSummary, .errorSuggestion, .errorTransient,
-        .errorHTTPStatus, .options,
+        .errorHTTPStatus,
     ]
+
+    /// Written by the manager when the options change (a new speed limit).
+    static let settings: [DownloadColumn] = [.options, .updatedAt]
 
     /// Written by the running job (what is on disk and what was verified).
     static let job: [DownloadColumn] = [
@@ -24,6 +27,10 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     static func update(_ columns: [DownloadColumn]) -> String {
         "UPDATE download SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE id = ?"
     }
+
+    static let updateLifecycle = update(lifecycle)
+    static let updateSettings = update(settings)
+    static let updateJob = update(job)
 }
 
 /// Turns ``DownloadRecord`` fields into the values stored for them, fast enough for thousands of writes a second:

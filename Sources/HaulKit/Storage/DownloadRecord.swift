@@ -3,8 +3,8 @@ import GRDB
 
 /// One download as stored in the state database: what was asked for, where it stands, and what was verified.
 ///
-/// Two writers share a row and never write the same columns: the manager owns the life-cycle columns
-/// (`DownloadColumn.manager`); the running job owns the transfer columns (`DownloadColumn.job`).
+/// Two writers share a row and never write the same columns: the manager owns the life-cycle and settings columns
+/// (`DownloadColumn.lifecycle`, `.settings`); the running job owns the transfer columns (`DownloadColumn.job`).
 struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "download"
 

@@ -144,30 +144,34 @@ final class DownloadStore: Sendable {
         }
     }
 
-    /// Writes the manager's columns of `record`.
+    /// Writes the manager's life-cycle columns of `record`.
     func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) {
         try saveLifecycle([record])
     }
 
-    /// Writes the manager's columns of several records in one transaction (100,000 in about a second).
+    /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.manager, of: records)
+        try update(DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, of: records)
+    }
+
+    /// Writes the options of `record` (changed after it was added).
+    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
+        try update(DownloadColumn.settings, sql: DownloadColumn.updateSettings, of: [record])
     }
 
     /// Writes the job's columns of `record` (including the destination it chose).
     func saveTransfer(_ record: DownloadRecord) throws(DownloadError) {
-        try update(DownloadColumn.job, of: [record])
+        try saveTransfers([record])
     }
 
     /// Writes the job's columns of several records in one transaction.
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.job, of: records)
+        try update(DownloadColumn.job, sql: DownloadColumn.updateJob, of: records)
     }
 
-    /// Writes `columns` of each record with one cached statement in one transaction.
-    private func update(_ columns: [DownloadColumn], of records: [DownloadRecord]) throws(DownloadError) {
+    /// Writes `columns` of each record with one cached statement (`sql`, an update of `columns`) in one transaction.
+    private func update(_ columns: [DownloadColumn], sql: String, of records: [DownloadRecord]) throws(DownloadError) {
         guard !records.isEmpty else { return }
-        let sql = DownloadColumn.update(columns)
         var encoder = DownloadRecordEncoder()
         try write { db in
             let statement = try db.cachedStatement(sql: sql)
