@@ -44,6 +44,43 @@ struct SegmentPlannerTests {
         #expect(planner.claim() == nil)
     }
 
+    @Test("a split takes the tail beyond a running request, so no connection is cut short")
+    func takesUnrequestedTail() throws {
+        var planner = SegmentPlanner(total: 16 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
+        let claimedA = planner.claim()
+        let a = try #require(claimedA)
+        let claimedB = planner.claim()
+        let b = try #require(claimedB)
+        planner.requesting(a.id, through: 2 * Self.mib)
+        planner.requesting(b.id, through: 15 * Self.mib)
+        planner.record(a.id, written: Self.mib)
+        planner.record(b.id, written: Self.mib)
+        planner.record(a.id, written: 8 * Self.mib)  // a is done
+        planner.release(a.id)
+        // b is at 9 MiB, asked up to 15: the free tail (1 MiB) is less than half of what cutting b at 12.5 MiB
+        // gives (3.5 MiB), so b is cut.
+        let claimedCut = planner.claim()
+        let cut = try #require(claimedCut)
+        #expect(cut.start == 12 * Self.mib + Self.mib / 2)
+        planner.release(cut.id)
+        planner.record(cut.id, written: cut.end - cut.start)
+
+        var second = SegmentPlanner(total: 16 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
+        let claimedC = second.claim()
+        let c = try #require(claimedC)
+        let claimedD = second.claim()
+        let d = try #require(claimedD)
+        second.requesting(d.id, through: 14 * Self.mib)
+        second.record(c.id, written: 8 * Self.mib)
+        second.release(c.id)
+        second.record(d.id, written: Self.mib)
+        // d is at 9 MiB, asked up to 14: the free tail (2 MiB) is taken; d's request runs to its end.
+        let claimedFree = second.claim()
+        let free = try #require(claimedFree)
+        #expect(free.start == 14 * Self.mib)
+        #expect(second.segment(d.id)?.end == 14 * Self.mib)
+    }
+
     @Test("contiguous bytes stop at the first gap")
     func contiguous() {
         var planner = SegmentPlanner(total: 4 * Self.mib, done: 0, connections: 4, minimumSize: Self.mib)
@@ -79,7 +116,13 @@ struct SegmentPlannerTests {
         while !planner.isComplete {
             steps += 1
             if steps > 100_000 { Issue.record("no progress"); return }
-            while active.count < connections, let segment = planner.claim() { active.append(segment.id) }
+            while active.count < connections, let segment = planner.claim() {
+                active.append(segment.id)
+                // Connections ask for bounded ranges, or (sometimes) for the whole rest.
+                if random.next(upTo: 3) > 0 {
+                    planner.requesting(segment.id, through: min(segment.end, segment.next + Int64(random.next(upTo: 8_000_000)) + 1))
+                }
+            }
             guard !active.isEmpty else { Issue.record("work left but nothing claimable"); return }
             let pick = Int(random.next(upTo: UInt64(active.count)))
             let id = active[pick]

@@ -370,7 +370,8 @@ struct DownloadJob {
                 total - offset >= 2 * settings.minimumSegmentSize
             {
                 let board = try startSegments(total: total, done: offset)
-                return try await runSegmented(board, opening: .init(body: response.body, start: offset))
+                let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
+                return try await runSegmented(board, opening: .init(body: response.body, start: offset, end: end))
             }
             return try await receive(
                 response.body, from: offset, verifying: restart == nil ? overlap : 0, contentLength: head.contentLength)
@@ -382,8 +383,11 @@ struct DownloadJob {
     }
 
     private func send(_ request: RangeRequest) async throws -> HTTPClientResponse {
+        // With several connections, the first request asks for a bounded range: once the size is known the file is
+        // split, and an open range would run past the first part and be cut (its bytes in flight wasted).
+        let last = connectionsAllowed > 1 ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
         let headers = requestHeaders.fields(
-            range: rangesUsable ? "bytes=\(request.start)-" : nil,
+            range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.validator?.ifRange : nil)
         state.update { $0.activeConnections = 1 }
         return try await environment.transport.get(record.url, headers: headers, logger: logger)

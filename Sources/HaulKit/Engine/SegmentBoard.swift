@@ -42,6 +42,11 @@ final class SegmentBoard: Sendable {
         }
     }
 
+    /// Records that segment `id`'s connection asked for bytes up to `end` (exclusive).
+    func requesting(_ id: Int, through end: Int64) {
+        state.withLock { $0.planner.requesting(id, through: end) }
+    }
+
     func release(_ id: Int) {
         state.withLock { $0.planner.release(id) }
     }

@@ -18,10 +18,14 @@ struct Segment: Codable, Sendable, Equatable {
 ///
 /// The policy is aria2's: start with equal parts; when a connection has nothing left, it takes the second half of
 /// the largest remaining part being fetched (split at the midpoint of what is left, never leaving a part below the
-/// minimum size). Pure: no I/O, no clock; every byte of `0..<total` belongs to exactly one segment.
+/// minimum size). Unlike aria2, it prefers a tail that no running request covers, so a split rarely cuts a
+/// connection short (the bytes in flight on a cut connection are sent by the server and thrown away).
+/// Pure: no I/O, no clock; every byte of `0..<total` belongs to exactly one segment.
 struct SegmentPlanner: Sendable, Equatable {
     private(set) var segments: [Segment]
     private(set) var busy: Set<Int> = []
+    /// Where the running request of each busy segment ends (exclusive), when known.
+    private(set) var requestedEnds: [Int: Int64] = [:]
     let total: Int64
     let minimumSize: Int64
     private var nextID: Int
@@ -80,26 +84,49 @@ struct SegmentPlanner: Sendable, Equatable {
 
     func segment(_ id: Int) -> Segment? { segments.first { $0.id == id } }
 
-    /// Gives an idle connection work: the first unfinished idle segment, else half of the largest busy one.
+    /// Gives an idle connection work: the first unfinished idle segment, else part of a busy one.
+    ///
+    /// From a busy segment it prefers the tail that no running request covers yet (see ``requesting(_:through:)``),
+    /// which cuts no connection short; it cuts the largest running part at the middle of what is left only when that
+    /// gives at least twice as much work.
     mutating func claim() -> Segment? {
         if let index = segments.firstIndex(where: { !$0.isDone && !busy.contains($0.id) }) {
             busy.insert(segments[index].id)
             return segments[index]
         }
-        guard
-            let index = segments.indices
-                .filter({ busy.contains(segments[$0].id) && !segments[$0].isDone })
-                .max(by: { segments[$0].remaining < segments[$1].remaining }),
-            segments[index].remaining >= 2 * minimumSize
-        else { return nil }
+        let working = segments.indices.filter { busy.contains(segments[$0].id) && !segments[$0].isDone }
+        // The largest tail beyond a running request, at least the minimum size.
+        let free = working.compactMap { index -> (index: Int, split: Int64)? in
+            let segment = segments[index]
+            guard let requested = requestedEnds[segment.id] else { return nil }
+            let split = max(segment.next + segment.remaining / 2, requested)
+            return segment.end - split >= minimumSize ? (index, split) : nil
+        }.max { segments[$0.index].end - $0.split < segments[$1.index].end - $1.split }
+        // The largest running part, cut at the middle of what is left.
+        let cut = working.max { segments[$0].remaining < segments[$1].remaining }
+            .flatMap { segments[$0].remaining >= 2 * minimumSize ? $0 : nil }
+        if let free, cut.map({ segments[$0].remaining / 2 <= 2 * (segments[free.index].end - free.split) }) ?? true {
+            return take(from: free.index, at: free.split)
+        }
+        guard let cut else { return nil }
+        return take(from: cut, at: segments[cut].next + segments[cut].remaining / 2)
+    }
+
+    /// Splits segment `index` at `split`; the second part is new, busy, and returned.
+    private mutating func take(from index: Int, at split: Int64) -> Segment {
         let victim = segments[index]
-        let middle = victim.next + victim.remaining / 2
-        segments[index].end = middle
-        let taken = Segment(id: nextID, start: middle, end: victim.end, written: 0)
+        segments[index].end = split
+        let taken = Segment(id: nextID, start: split, end: victim.end, written: 0)
         nextID += 1
         segments.insert(taken, at: index + 1)
         busy.insert(taken.id)
         return taken
+    }
+
+    /// Records that the connection on segment `id` asked the server for bytes up to `end` (exclusive): a later
+    /// split at or beyond it lets that request run to its end.
+    mutating func requesting(_ id: Int, through end: Int64) {
+        requestedEnds[id] = end
     }
 
     /// Records that segment `id` has `written` bytes done from its start.
@@ -111,10 +138,14 @@ struct SegmentPlanner: Sendable, Equatable {
     /// The connection on segment `id` stopped (finished, failed or gave up): the segment can be claimed again.
     mutating func release(_ id: Int) {
         busy.remove(id)
+        requestedEnds[id] = nil
     }
 
     /// Forgets which segments are busy (no connection is running).
-    mutating func releaseAll() { busy.removeAll() }
+    mutating func releaseAll() {
+        busy.removeAll()
+        requestedEnds.removeAll()
+    }
 
     /// Merges neighbouring finished, idle segments, so long downloads keep a short plan.
     mutating func compact() {

@@ -20,6 +20,8 @@ struct SegmentedTransfer: Sendable {
     struct Opening: Sendable {
         var body: HTTPClientResponse.Body
         var start: Int64
+        /// One past its last byte.
+        var end: Int64
     }
 
     let id: DownloadID
@@ -85,9 +87,14 @@ struct SegmentedTransfer: Sendable {
         if let first = opening, first.start == start {
             body = first.body
             opening = nil
+            board.requesting(segment.id, through: first.end)
         } else {
+            // At most half of what is left (but not tiny): the rest stays free for an idle connection to take
+            // without cutting this request short.
+            let end = min(segment.end, start + max(4 * environment.settings.minimumSegmentSize, (segment.end - start) / 2))
+            board.requesting(segment.id, through: end)
             let response = try await environment.transport.get(
-                url, headers: headers(start, segment.end - 1, validator.ifRange), logger: logger)
+                url, headers: headers(start, end - 1, validator.ifRange), logger: logger)
             let head = ResponseHead(response, now: Date())
             let decision = ResponseEvaluator.evaluate(
                 head, request: RangeRequest(start: start, overlap: overlap), recorded: validator, url: url,

@@ -69,6 +69,13 @@ final class DownloadStore: Sendable {
         migrator.registerMigration("v3: changes by other processes") { db in
             try db.create(index: "download_on_updatedAt", on: "download", columns: ["updatedAt"])
         }
+        migrator.registerMigration("v4: no indexes that no query uses") { db in
+            // Every lookup by state, URL or destination is answered from memory; these only made each write
+            // (several per small download) rewrite more pages.
+            try db.drop(index: "download_on_state")
+            try db.drop(index: "download_on_url")
+            try db.drop(index: "download_on_destinationPath")
+        }
         return migrator
     }
 
