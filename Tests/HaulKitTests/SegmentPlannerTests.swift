@@ -25,60 +25,55 @@ struct SegmentPlannerTests {
 
     @Test("an idle connection takes the second half of the largest remaining segment")
     func stealsHalf() throws {
-        var planner = SegmentPlanner(total: 8 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
+        var planner = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
         let claimedA = planner.claim()
         let claimedB = planner.claim()
         let a = try #require(claimedA)
         let b = try #require(claimedB)
-        planner.record(a.id, written: 4 * Self.mib)  // a is done
+        planner.record(a.id, written: 16 * Self.mib)  // a is done
         planner.release(a.id)
-        planner.record(b.id, written: Self.mib)
+        planner.record(b.id, written: 4 * Self.mib)
         let claimedTaken = planner.claim()
         let taken = try #require(claimedTaken)
-        #expect(taken.start == 6 * Self.mib + Self.mib / 2)  // b is at 5 MiB with 3 MiB left
-        #expect(taken.end == 8 * Self.mib)
+        #expect(taken.start == 26 * Self.mib)  // b is at 20 MiB with 12 MiB left
+        #expect(taken.end == 32 * Self.mib)
         #expect(planner.segment(b.id)?.end == taken.start)
-        // Too little left to split again: nothing to claim.
-        planner.record(b.id, written: taken.start - b.start - Self.mib / 2)
-        planner.record(taken.id, written: taken.end - taken.start - Self.mib)
+        // Less than 8 minimum sizes left in each: cutting a running request would waste what is in flight.
+        planner.record(b.id, written: 3 * Self.mib)
         #expect(planner.claim() == nil)
     }
 
     @Test("a split takes the tail beyond a running request, so no connection is cut short")
     func takesUnrequestedTail() throws {
-        var planner = SegmentPlanner(total: 16 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
+        var planner = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
         let claimedA = planner.claim()
-        let a = try #require(claimedA)
         let claimedB = planner.claim()
+        let a = try #require(claimedA)
         let b = try #require(claimedB)
-        planner.requesting(a.id, through: 2 * Self.mib)
-        planner.requesting(b.id, through: 15 * Self.mib)
-        planner.record(a.id, written: Self.mib)
-        planner.record(b.id, written: Self.mib)
-        planner.record(a.id, written: 8 * Self.mib)  // a is done
+        planner.requesting(b.id, through: 31 * Self.mib)
+        planner.record(a.id, written: 16 * Self.mib)  // a is done
         planner.release(a.id)
-        // b is at 9 MiB, asked up to 15: the free tail (1 MiB) is less than half of what cutting b at 12.5 MiB
-        // gives (3.5 MiB), so b is cut.
+        planner.record(b.id, written: Self.mib)
+        // b is at 17 MiB, asked up to 31: the free tail (1 MiB) is less than half of what cutting b at 24.5 MiB
+        // gives (7.5 MiB), and 15 MiB are left, so b is cut.
         let claimedCut = planner.claim()
         let cut = try #require(claimedCut)
-        #expect(cut.start == 12 * Self.mib + Self.mib / 2)
-        planner.release(cut.id)
-        planner.record(cut.id, written: cut.end - cut.start)
+        #expect(cut.start == 24 * Self.mib + Self.mib / 2)
 
-        var second = SegmentPlanner(total: 16 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
+        var second = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
         let claimedC = second.claim()
-        let c = try #require(claimedC)
         let claimedD = second.claim()
+        let c = try #require(claimedC)
         let d = try #require(claimedD)
-        second.requesting(d.id, through: 14 * Self.mib)
-        second.record(c.id, written: 8 * Self.mib)
+        second.requesting(d.id, through: 26 * Self.mib)
+        second.record(c.id, written: 16 * Self.mib)
         second.release(c.id)
         second.record(d.id, written: Self.mib)
-        // d is at 9 MiB, asked up to 14: the free tail (2 MiB) is taken; d's request runs to its end.
+        // d is at 17 MiB, asked up to 26: the free tail (6 MiB) is taken; d's request runs to its end.
         let claimedFree = second.claim()
         let free = try #require(claimedFree)
-        #expect(free.start == 14 * Self.mib)
-        #expect(second.segment(d.id)?.end == 14 * Self.mib)
+        #expect(free.start == 26 * Self.mib)
+        #expect(second.segment(d.id)?.end == 26 * Self.mib)
     }
 
     @Test("contiguous bytes stop at the first gap")

@@ -24,6 +24,8 @@ struct Segment: Codable, Sendable, Equatable {
 struct SegmentPlanner: Sendable, Equatable {
     private(set) var segments: [Segment]
     private(set) var busy: Set<Int> = []
+    /// A running request is cut only if at least this many minimum sizes of it are left.
+    static let cutFactor: Int64 = 8
     /// Where the running request of each busy segment ends (exclusive), when known.
     private(set) var requestedEnds: [Int: Int64] = [:]
     let total: Int64
@@ -87,8 +89,8 @@ struct SegmentPlanner: Sendable, Equatable {
     /// Gives an idle connection work: the first unfinished idle segment, else part of a busy one.
     ///
     /// From a busy segment it prefers the tail that no running request covers yet (see ``requesting(_:through:)``),
-    /// which cuts no connection short; it cuts the largest running part at the middle of what is left only when that
-    /// gives at least twice as much work.
+    /// which cuts no connection short; it cuts the largest running part at the middle of what is left only when at
+    /// least ``cutFactor`` minimum sizes are left and that gives at least twice as much work.
     mutating func claim() -> Segment? {
         if let index = segments.firstIndex(where: { !$0.isDone && !busy.contains($0.id) }) {
             busy.insert(segments[index].id)
@@ -102,9 +104,10 @@ struct SegmentPlanner: Sendable, Equatable {
             let split = max(segment.next + segment.remaining / 2, requested)
             return segment.end - split >= minimumSize ? (index, split) : nil
         }.max { segments[$0.index].end - $0.split < segments[$1.index].end - $1.split }
-        // The largest running part, cut at the middle of what is left.
+        // The largest running part, cut at the middle of what is left: only a large one, since what the server has
+        // already sent on the cut connection is wasted (on a fast link, most of a small request is in flight).
         let cut = working.max { segments[$0].remaining < segments[$1].remaining }
-            .flatMap { segments[$0].remaining >= 2 * minimumSize ? $0 : nil }
+            .flatMap { segments[$0].remaining >= Self.cutFactor * minimumSize ? $0 : nil }
         if let free, cut.map({ segments[$0].remaining / 2 <= 2 * (segments[free.index].end - free.split) }) ?? true {
             return take(from: free.index, at: free.split)
         }

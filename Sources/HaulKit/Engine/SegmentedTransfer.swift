@@ -91,7 +91,9 @@ struct SegmentedTransfer: Sendable {
         } else {
             // At most half of what is left (but not tiny): the rest stays free for an idle connection to take
             // without cutting this request short.
-            let end = min(segment.end, start + max(4 * environment.settings.minimumSegmentSize, (segment.end - start) / 2))
+            let minimum = environment.settings.minimumSegmentSize
+            var end = min(segment.end, start + max(4 * minimum, (segment.end - start) / 2))
+            if segment.end - end < minimum { end = segment.end }  // no tiny last request
             board.requesting(segment.id, through: end)
             let response = try await environment.transport.get(
                 url, headers: headers(start, end - 1, validator.ifRange), logger: logger)
