@@ -4,6 +4,7 @@ set -euo pipefail
 
 BENCH_DIR=${BENCH_DIR:-/tmp/haul-bench}
 BENCH_PORT=${BENCH_PORT:-18080}
+BENCH_SNDBUF_PORT=$((BENCH_PORT + 1))
 WWW="$BENCH_DIR/www"
 NGINX_PREFIX="$BENCH_DIR/nginx"
 ACCESS_LOG="$NGINX_PREFIX/access.log"
@@ -56,6 +57,8 @@ http {
     types { application/octet-stream bin; }
     server {
         listen 127.0.0.1:$BENCH_PORT;
+        # The same files with a small socket send buffer (W4: how much of the re-sent data sat in nginx's buffer).
+        listen 127.0.0.1:$BENCH_SNDBUF_PORT sndbuf=256k;
         root $WWW;
         access_log $ACCESS_LOG sent;
         location /slow/ { alias $WWW/; limit_rate 10m; }
@@ -77,7 +80,7 @@ bench_teardown() {
 
 # Body bytes nginx sent for PATH since the log was last cleared (headers included: $bytes_sent).
 bench_bytes_sent() {
-    awk -v path="$1" '$1 == path { total += $3 } END { print total + 0 }' "$ACCESS_LOG"
+    awk -v path="$1" '$1 == path { total += $3 } END { printf "%.0f\n", total }' "$ACCESS_LOG"
 }
 
 # Bytes of FILE a running haul has on disk (the part file, or the journal's sum with several connections): the kill
