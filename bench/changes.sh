@@ -48,8 +48,8 @@ for i in range(n):
     with open(os.path.join(d, f"{i:05d}.bin"), "wb") as f: f.write(os.urandom(kib * 1024))
 PY
 fi
-ls "$WWW/$dir" | sort | head -n "$FILES" | sed "s|^|$BASE/$dir/|" > "$BENCH_DIR/changes.list"
-expected=$(cd "$WWW/$dir" && cat $(ls | sort | head -n "$FILES") | sha256sum)
+ls "$WWW/$dir" | sort | sed -n "1,${FILES}p" | sed "s|^|$BASE/$dir/|" > "$BENCH_DIR/changes.list"
+expected=$(cd "$WWW/$dir" && cat $(ls | sort | sed -n "1,${FILES}p") | sha256sum)
 seq -f "$BASE/queue/%06g.bin" "$QUEUE" > "$BENCH_DIR/changes-queue.list"
 
 row() {  # WORKLOAD CASE LABEL RUN AMOUNT UNIT OK -- command...
