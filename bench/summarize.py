@@ -26,15 +26,17 @@ def main(path, date=None):
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (workload, case, tool), rs in groups.items():
         unit = rs[0]["rate_unit"]
+        corrupt = sum(1 for r in rs if r.get("verified") != "yes")
+        # A corrupt run's numbers describe a wrong result: the measures are over the verified runs only.
+        good = [r for r in rs if r.get("verified") == "yes"]
         def floats(key):
-            return [float(r[key]) for r in rs if r[key] not in ("", None)]
+            return [float(r[key]) for r in good if r[key] not in ("", None)]
         rate_fmt = "{:.1f}" if unit == "MB/s" else "{:.0f}"
         if unit == "wasted_bytes":
             rate = spread([v / 1048576 for v in floats("rate")], "{:.2f}") + " MiB re-sent"
         else:
             rate = spread(floats("rate"), rate_fmt) + " " + unit
         rss = spread([v / 1024 for v in floats("peak_rss_kib")], "{:.1f}")
-        corrupt = sum(1 for r in rs if r.get("verified") != "yes")
         tool_cell = f"{tool} ({corrupt} corrupt)" if corrupt else tool
         print(f"| {workload} | {case} | {tool_cell} | {len(rs)} | {spread(floats('wall_s'), '{:.2f}')} | {rate} | "
               f"{spread(floats('cpu_s'), '{:.2f}')} | {rss} |")
