@@ -26,7 +26,9 @@ public actor DownloadManager {
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
     private var records: [DownloadID: DownloadRecord] = [:]
-    private var idsByURL: [String: [DownloadID]] = [:]
+    /// Downloads by URL, for ``add(_:to:options:)`` to find an existing one; built on first use (a manager that only
+    /// lists or edits a large queue never needs it).
+    private var idsByURL: [String: [DownloadID]]?
     private var reservedPaths: [String: DownloadID] = [:]
     private var queue = DownloadQueue()
     private var jobs: [DownloadID: RunningJob] = [:]
@@ -72,7 +74,6 @@ public actor DownloadManager {
         lastReconciled = Date()
         let loaded = try store.fetchAll()
         records.reserveCapacity(loaded.count)
-        idsByURL.reserveCapacity(loaded.count)
         for var record in loaded {
             let id = record.downloadID
             if record.state == .running {
@@ -183,8 +184,17 @@ public actor DownloadManager {
         return base.appendingPathComponent(path).standardizedFileURL
     }
 
+    private func urlIndex() -> [String: [DownloadID]] {
+        if let idsByURL { return idsByURL }
+        var index: [String: [DownloadID]] = [:]
+        index.reserveCapacity(records.count)
+        for id in records.keys.sorted() { index[records[id]!.url, default: []].append(id) }
+        idsByURL = index
+        return index
+    }
+
     private func existingDownload(url: String, destination: DownloadDestination) -> DownloadID? {
-        for id in idsByURL[url] ?? [] {
+        for id in urlIndex()[url] ?? [] {
             guard let record = records[id], record.requestedDestination == destination else { continue }
             if record.state == .completed {
                 // Done before; only counts while its file is still there.
@@ -530,7 +540,7 @@ public actor DownloadManager {
     private func remember(_ record: DownloadRecord, queueing: Bool = true) {
         let id = record.downloadID
         records[id] = record
-        idsByURL[record.url, default: []].append(id)
+        idsByURL?[record.url, default: []].append(id)
         if let path = record.destinationPath { reservedPaths[path] = id }
         if record.state == .queued, queueing { queue.insert(id, priority: record.options.priority) }
     }
@@ -616,7 +626,7 @@ public actor DownloadManager {
         guard let record = records.removeValue(forKey: id) else { return }
         queue.remove(id)
         heldElsewhere.remove(id)
-        idsByURL[record.url]?.removeAll { $0 == id }
+        idsByURL?[record.url]?.removeAll { $0 == id }
         if let path = record.destinationPath, reservedPaths[path] == id { reservedPaths[path] = nil }
         hub.yield(id, .status(.removed))
     }

@@ -39,12 +39,13 @@ struct List: AsyncParsableCommand {
             }
         } else if !snapshots.isEmpty {
             text = "  ID  STATE       DONE  SIZE                    NAME\n"
-            for snapshot in snapshots { text += Self.row(snapshot) + "\n" }
+            for snapshot in snapshots { Self.appendRow(snapshot, to: &text) }
         }
         Console.out(text)
     }
 
-    static func row(_ snapshot: DownloadSnapshot) -> String {
+    /// Appends the download's line (id, state, progress, size, name) to `text`.
+    static func appendRow(_ snapshot: DownloadSnapshot, to text: inout String) {
         let percent = snapshot.fraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size: String
         switch (snapshot.state, snapshot.totalBytes) {
@@ -54,9 +55,16 @@ struct List: AsyncParsableCommand {
         }
         var name = snapshot.file?.path ?? snapshot.url.absoluteString
         if snapshot.state == .failed, let error = snapshot.lastError { name += "  (\(error.summary))" }
-        return String(snapshot.id.rawValue).leftPadded(to: 4) + "  "
-            + snapshot.state.rawValue.rightPadded(to: 10) + "  "
-            + percent.leftPadded(to: 4) + "  " + size.rightPadded(to: 22) + "  " + name
+        text.append(String(snapshot.id.rawValue), rightAlignedIn: 4)
+        text += "  "
+        text.append(snapshot.state.rawValue, leftAlignedIn: 10)
+        text += "  "
+        text.append(percent, rightAlignedIn: 4)
+        text += "  "
+        text.append(size, leftAlignedIn: 22)
+        text += "  "
+        text += name
+        text += "\n"
     }
 }
 

@@ -172,4 +172,21 @@ extension String {
     func rightPadded(to columns: Int) -> String {
         count >= columns ? self : self + String(repeating: " ", count: columns - count)
     }
+
+    /// Appends `text` after spaces, to at least `columns` characters; never cut. No intermediate strings (for
+    /// long listings).
+    mutating func append(_ text: String, rightAlignedIn columns: Int) {
+        appendSpaces(columns - text.count)
+        append(text)
+    }
+
+    /// Appends `text` and then spaces, to at least `columns` characters; never cut.
+    mutating func append(_ text: String, leftAlignedIn columns: Int) {
+        append(text)
+        appendSpaces(columns - text.count)
+    }
+
+    private mutating func appendSpaces(_ count: Int) {
+        for _ in 0..<Swift.max(0, count) { append(" ") }
+    }
 }
