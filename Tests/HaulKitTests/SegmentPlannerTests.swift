@@ -6,6 +6,14 @@ import Testing
 struct SegmentPlannerTests {
     static let mib: Int64 = 1 << 20
 
+    /// A 32 MiB plan for two connections (1 MiB minimum) with both first segments claimed.
+    static func twoConnections() throws -> (SegmentPlanner, Segment, Segment) {
+        var planner = SegmentPlanner(total: 32 * mib, done: 0, connections: 2, minimumSize: mib)
+        let first = planner.claim()
+        let second = planner.claim()
+        return (planner, try #require(first), try #require(second))
+    }
+
     @Test(
         "initial plans: equal parts, never below the minimum, the done prefix kept",
         arguments: [
@@ -25,11 +33,8 @@ struct SegmentPlannerTests {
 
     @Test("an idle connection takes the second half of the largest remaining segment")
     func stealsHalf() throws {
-        var planner = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
-        let claimedA = planner.claim()
-        let claimedB = planner.claim()
-        let a = try #require(claimedA)
-        let b = try #require(claimedB)
+        let (claimed, a, b) = try Self.twoConnections()
+        var planner = claimed
         planner.record(a.id, written: 16 * Self.mib)  // a is done
         planner.release(a.id)
         planner.record(b.id, written: 4 * Self.mib)
@@ -45,11 +50,8 @@ struct SegmentPlannerTests {
 
     @Test("a split takes the tail beyond a running request, so no connection is cut short")
     func takesUnrequestedTail() throws {
-        var planner = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
-        let claimedA = planner.claim()
-        let claimedB = planner.claim()
-        let a = try #require(claimedA)
-        let b = try #require(claimedB)
+        let (claimed, a, b) = try Self.twoConnections()
+        var planner = claimed
         planner.requesting(b.id, through: 31 * Self.mib)
         planner.record(a.id, written: 16 * Self.mib)  // a is done
         planner.release(a.id)
@@ -60,11 +62,8 @@ struct SegmentPlannerTests {
         let cut = try #require(claimedCut)
         #expect(cut.start == 24 * Self.mib + Self.mib / 2)
 
-        var second = SegmentPlanner(total: 32 * Self.mib, done: 0, connections: 2, minimumSize: Self.mib)
-        let claimedC = second.claim()
-        let claimedD = second.claim()
-        let c = try #require(claimedC)
-        let d = try #require(claimedD)
+        let (claimedAgain, c, d) = try Self.twoConnections()
+        var second = claimedAgain
         second.requesting(d.id, through: 26 * Self.mib)
         second.record(c.id, written: 16 * Self.mib)
         second.release(c.id)

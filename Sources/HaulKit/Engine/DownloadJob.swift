@@ -313,10 +313,10 @@ struct DownloadJob {
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))
-            return URL(fileURLWithPath: destination)
+            return URL(fileURLWithPath: destination, isDirectory: false)
         }
         if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
-            return URL(fileURLWithPath: destination)
+            return URL(fileURLWithPath: destination, isDirectory: false)
         }
         // Neither is as it was left: start again.
         record.finalizing = false
@@ -528,6 +528,6 @@ struct DownloadJob {
             .init(file: file, record: record, partPath: partPath, destination: destination))
         file.close()
         state.update { $0.file = nil }
-        return URL(fileURLWithPath: destination)
+        return URL(fileURLWithPath: destination, isDirectory: false)
     }
 }

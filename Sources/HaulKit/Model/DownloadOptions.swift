@@ -76,8 +76,8 @@ public struct HTTPHeaderField: Sendable, Hashable, Codable {
         guard let colon = line.firstIndex(of: ":") else {
             throw .invalidRequest("a header must look like 'Name: value', got '\(line)'")
         }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let name = line[..<colon].trimmingWhitespace()
+        let value = line[line.index(after: colon)...].trimmingWhitespace()
         let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~").union(.alphanumerics)
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && tokenCharacters.contains($0) }),
             !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })

@@ -373,7 +373,7 @@ public actor DownloadManager {
         if records[id] == nil, let stored = try? store.fetch(id) { adopt(stored) }
         if let record = records[id] {
             switch record.state {
-            case .completed: return URL(fileURLWithPath: record.destinationPath ?? "")
+            case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
             case .failed: throw record.lastError ?? .internalError("failed without an error")
             case .queued, .running, .paused: break
             }
@@ -404,7 +404,7 @@ public actor DownloadManager {
         let id = try add(url, to: destination, options: options)
         let stream = hub.subscribe(to: id)
         if let record = records[id], record.state == .completed, let path = record.destinationPath {
-            completion(.success(URL(fileURLWithPath: path)))
+            completion(.success(URL(fileURLWithPath: path, isDirectory: false)))
             return id
         }
         Task {
@@ -751,7 +751,7 @@ public actor DownloadManager {
         case .queued: .queued
         case .running: .running
         case .paused: .paused
-        case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? ""))
+        case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false))
         case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
         }
     }
@@ -766,7 +766,7 @@ public actor DownloadManager {
         return DownloadSnapshot(
             id: id, url: URL(string: record.url)!, finalURL: record.finalURL.flatMap(URL.init(string:)),
             state: record.state, progress: progress,
-            file: record.destinationPath.map { URL(fileURLWithPath: $0) }, lastError: record.lastError,
+            file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) }, lastError: record.lastError,
             options: record.options, createdAt: record.createdAt, startedAt: record.startedAt,
             completedAt: record.completedAt)
     }

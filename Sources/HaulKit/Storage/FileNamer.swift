@@ -40,9 +40,9 @@ enum FileNamer {
                 lastComponent.unicodeScalars.filter { scalar in
                     !(scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value))
                 }))
-        name = name.trimmingCharacters(in: .whitespaces)
+        name = name.trimmingWhitespace()
         while name.hasPrefix(".") { name.removeFirst() }
-        name = name.trimmingCharacters(in: .whitespaces)
+        name = name.trimmingWhitespace()
         guard !name.isEmpty else { return nil }
         return capped(name)
     }

@@ -18,7 +18,7 @@ enum BootIdentity {
         guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else {
             return nil
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         return trimmed.isEmpty ? nil : trimmed
         #elseif canImport(Darwin)
         var boottime = timeval()

@@ -31,7 +31,7 @@ enum ContentDisposition {
         while !scalars.isEmpty {
             scalars = scalars.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
             guard let equals = scalars.firstIndex(of: "=") else { break }
-            let name = scalars[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = scalars[..<equals].trimmingWhitespace().lowercased()
             scalars = scalars[scalars.index(after: equals)...].drop(while: { $0 == " " || $0 == "\t" })
             var value = ""
             if scalars.first == "\"" {
@@ -60,7 +60,7 @@ enum ContentDisposition {
                 }
             } else {
                 let end = scalars.firstIndex(of: ";") ?? scalars.endIndex
-                value = scalars[..<end].trimmingCharacters(in: .whitespaces)
+                value = scalars[..<end].trimmingWhitespace()
                 scalars = scalars[end...]
             }
             if !name.isEmpty { result.append((name, value)) }

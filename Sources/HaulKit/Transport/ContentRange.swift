@@ -9,9 +9,9 @@ struct ContentRange: Equatable, Sendable {
 
     /// Parses `bytes 0-499/1234`, `bytes 0-499/*` and `bytes */1234`; nil for anything else.
     init?(parsing header: String) {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingWhitespace()
         guard text.count > 6, text.prefix(6).lowercased() == "bytes " else { return nil }
-        let rest = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let rest = text.dropFirst(6).trimmingWhitespace()
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let rangePart = rest[..<slash]
         let lengthPart = rest[rest.index(after: slash)...]

@@ -66,7 +66,7 @@ extension ResponseHead {
     init(_ response: HTTPClientResponse, now: Date) {
         let headers = response.headers
         func single(_ name: String) -> String? {
-            headers[name].first.map { $0.trimmingCharacters(in: .whitespaces) }
+            headers[name].first.map { $0.trimmingWhitespace() }
         }
         self.init(
             status: Int(response.status.code),

@@ -4,7 +4,7 @@ import Foundation
 enum RetryAfter {
     /// The delay the header asks for, relative to `now`; nil when absent or unparsable. Dates in the past give 0.
     static func delay(from header: String, now: Date) -> Duration? {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingWhitespace()
         if let seconds = ContentRange.number(Substring(text)) {
             return .seconds(seconds)
         }

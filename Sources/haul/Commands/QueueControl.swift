@@ -25,6 +25,26 @@ struct Selection: ParsableArguments {
         return ids
     }
 
+    /// Opens the state database, applies `change` to the selected downloads (with `--all`, those in `states`), prints
+    /// each one's state and ends with the error's exit status if `change` failed.
+    func apply(
+        _ state: StateOptions, states: Set<DownloadState>,
+        _ change: (DownloadManager, [DownloadID]) async throws(DownloadError) -> Void
+    ) async throws {
+        let manager = try await state.openEditor()
+        let ids = try await resolve(in: manager, states: states)
+        var failure: DownloadError?
+        do {
+            try await change(manager, ids)
+        } catch {
+            Console.error(error.description)
+            failure = error
+        }
+        await Self.report(ids, in: manager)
+        await manager.shutdown()
+        if let failure { throw ExitStatus.forFailures([failure]) }
+    }
+
     /// Prints `#ID STATE` for each download, in one write.
     static func report(_ ids: [DownloadID], in manager: DownloadManager) async {
         var text = ""
@@ -50,15 +70,9 @@ struct Pause: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let manager = try await state.openEditor()
-        let ids = try await selection.resolve(in: manager, states: [.queued, .running])
-        do {
+        try await selection.apply(state, states: [.queued, .running]) { manager, ids throws(DownloadError) in
             try await manager.pause(ids)
-        } catch {
-            Console.error(error.description)
         }
-        await Selection.report(ids, in: manager)
-        await manager.shutdown()
     }
 }
 
@@ -78,15 +92,9 @@ struct Resume: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let manager = try await state.openEditor()
-        let ids = try await selection.resolve(in: manager, states: [.paused, .failed])
-        do {
+        try await selection.apply(state, states: [.paused, .failed]) { manager, ids throws(DownloadError) in
             try await manager.resume(ids)
-        } catch {
-            Console.error(error.description)
         }
-        await Selection.report(ids, in: manager)
-        await manager.shutdown()
     }
 }
 

@@ -89,7 +89,7 @@ struct RequestOptions: ParsableArguments {
         }
         var result: [(String, String?, Int?)] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
             var out: String?

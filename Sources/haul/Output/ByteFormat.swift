@@ -17,7 +17,7 @@ enum ByteFormat {
 
     /// Parses a byte count: a number with an optional K, M, G or T suffix (powers of 1024; `KiB`/`KB` too).
     static func parse(_ text: String) -> Int64? {
-        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
+        var digits = text.trimmingWhitespace().uppercased()
         for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
             let stripped = String(digits.dropLast(suffix.count))
             if stripped.last.map({ "KMGT".contains($0) }) == true || suffix == "B" {
