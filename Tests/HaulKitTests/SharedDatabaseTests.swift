@@ -18,6 +18,11 @@ struct SharedDatabaseTests {
         return try await DownloadManager(configuration: configuration)
     }
 
+    /// The state the database records for `id`: what another process sees.
+    static func storedState(_ id: DownloadID, of runner: Harness) throws -> DownloadState? {
+        try DownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
+    }
+
     @Test("an editor's add is picked up by a runner")
     func addFromElsewhere() async throws {
         let runner = try await Harness.make(Self.fastWatching)
@@ -44,6 +49,8 @@ struct SharedDatabaseTests {
         let id = try await runner.manager.add(url, options: .init(connections: 1))
         try await runner.waitForProgress(id, atLeast: 200_000)
 
+        // `running` reaches the database at the runner's next tick.
+        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
         let editor = try await Self.editor(of: runner)
         #expect(await editor.snapshot(id)?.state == .running)
         try await editor.pause(id)
@@ -67,6 +74,33 @@ struct SharedDatabaseTests {
 
         await editor.shutdown()
         await editor2.shutdown()
+        await runner.shutdown()
+    }
+
+    @Test("running is recorded at the next tick, and never over a pause another process wrote before it")
+    func runningRecordedAtTheNextTick() async throws {
+        let origin = try await TestOrigin.start()
+        let url = origin.serve("/lazy.bin", size: 4_000_000)
+        origin.setFaults { $0.bytesPerSecond = 500_000 }
+        let runner = try await Harness.make(origin: origin) { $0.externalChangeInterval = .seconds(2) }
+        let id = try await runner.manager.add(url, options: .init(connections: 1))
+        try await runner.waitForProgress(id, atLeast: 1)
+        #expect(await runner.manager.snapshot(id)?.state == .running)
+        #expect(try Self.storedState(id, of: runner) == .queued, "not recorded before the first tick")
+
+        // Another process pauses it while the database still says queued.
+        let editor = try await Self.editor(of: runner)
+        try await editor.pause(id)
+        await editor.shutdown()
+        try await runner.waitForState(id, .paused, timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
+
+        try await runner.manager.resume(id)
+        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
+        origin.setFaults { $0.bytesPerSecond = nil }
+        _ = try await runner.manager.wait(for: id)
+        #expect(try Self.storedState(id, of: runner) == .completed)
         await runner.shutdown()
     }
 }

@@ -39,6 +39,9 @@ public actor DownloadManager {
     private var adopted: Set<DownloadID> = []
     /// Downloads this manager would run but another process is running; taken over if that process dies.
     private var heldElsewhere: Set<DownloadID> = []
+    /// Jobs started since the last tick whose `running` state is not in the database yet: it is recorded once per
+    /// ``Configuration/externalChangeInterval`` for those still running, so a small download never writes it.
+    private var unrecordedRunning: Set<DownloadID> = []
     private var watcher: Task<Void, Never>?
     private var lastDataVersion: Int?
     private var lastReconciled = Date()
@@ -452,7 +455,7 @@ public actor DownloadManager {
         record.updatedAt = now
         record.lastError = nil
         records[id] = record
-        try? store.saveLifecycle(record)
+        unrecordedRunning.insert(id)
 
         let state = TransferState(.init(written: record.durableBytes, total: record.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit)
@@ -482,6 +485,7 @@ public actor DownloadManager {
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
         // Release the lock only once the outcome is in the database, so no other process takes over a download that
         // was just paused or finished.
+        unrecordedRunning.remove(id)
         guard let job = jobs.removeValue(forKey: id), var record = records[id] else {
             locks.unlock(id)
             return
@@ -671,6 +675,7 @@ public actor DownloadManager {
     /// Applies what other processes changed in the database, and takes over downloads whose process died.
     private func reconcile() async {
         guard !isShutDown else { return }
+        recordRunning()
         if let version = try? store.dataVersion(), version != lastDataVersion {
             lastDataVersion = version
             // A margin, so a write committed while the last look ran is not missed.
@@ -709,6 +714,19 @@ public actor DownloadManager {
             if stored.state == .running { setState(id, .queued) } else { queue.insert(id, priority: stored.options.priority) }
         }
         schedule()
+    }
+
+    /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:
+    /// a pause or removal from another process in the meantime is never overwritten (the tick then applies it).
+    private func recordRunning() {
+        guard !unrecordedRunning.isEmpty else { return }
+        let started = unrecordedRunning.compactMap { id in records[id].flatMap { $0.state == .running ? $0 : nil } }
+        unrecordedRunning.removeAll()
+        do {
+            try store.recordRunning(started)
+        } catch {
+            configuration.logger.error("cannot record running downloads", metadata: ["error": "\(error)"])
+        }
     }
 
     private func applyExternal(_ stored: DownloadRecord) async {

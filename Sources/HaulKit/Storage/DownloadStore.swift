@@ -161,6 +161,22 @@ final class DownloadStore: Sendable {
         try update(DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, of: records)
     }
 
+    /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
+    /// the database: another process's pause or removal since is kept.
+    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        let now = DownloadRecordEncoder.text(Date())
+        try write { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
+                WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
+                """)
+            for record in records {
+                try statement.execute(arguments: [record.startedAt.map(DownloadRecordEncoder.text), now, record.id])
+            }
+        }
+    }
+
     /// Writes the options of `record` (changed after it was added).
     func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
         try update(DownloadColumn.settings, sql: DownloadColumn.updateSettings, of: [record])
