@@ -33,23 +33,11 @@ git checkout -q "$branch"
 bench_setup
 BASE="http://127.0.0.1:$BENCH_PORT"
 OUT="$BENCH_DIR/changes-out"
-mkdir -p bench/results
-CSV="bench/results/changes-$(date +%Y-%m-%d-%H%M).csv"
-echo "date,workload,case,tool,run,wall_s,cpu_s,peak_rss_kib,rate,rate_unit,verified" > "$CSV"
+CSV=$(bench_csv changes)
 
-# The small files: the first FILES of W2's 10,000 x 4 KiB (compare.sh W2 generates them if missing).
-dir=w2-4k
-if [ ! -d "$WWW/$dir" ]; then
-    mkdir -p "$WWW/$dir"
-    python3 - "$WWW/$dir" 10000 4 <<'PY'
-import os, sys
-d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    with open(os.path.join(d, f"{i:05d}.bin"), "wb") as f: f.write(os.urandom(kib * 1024))
-PY
-fi
-ls "$WWW/$dir" | sort | sed -n "1,${FILES}p" | sed "s|^|$BASE/$dir/|" > "$BENCH_DIR/changes.list"
-expected=$(cd "$WWW/$dir" && cat $(ls | sort | sed -n "1,${FILES}p") | sha256sum)
+# The small files: the first FILES of W2's 10,000 x 4 KiB.
+bench_random_files w2-4k 10000 4
+expected=$(bench_file_list w2-4k "$FILES" "$BENCH_DIR/changes.list")
 seq -f "$BASE/queue/%06g.bin" "$QUEUE" > "$BENCH_DIR/changes-queue.list"
 
 row() {  # WORKLOAD CASE LABEL RUN AMOUNT UNIT OK -- command...

@@ -21,9 +21,7 @@ bench_setup
 OUT="$BENCH_DIR/out"
 BASE="http://127.0.0.1:$BENCH_PORT"
 SNDBUF_BASE="http://127.0.0.1:$BENCH_SNDBUF_PORT"
-mkdir -p bench/results
-CSV="bench/results/compare-$(date +%Y-%m-%d-%H%M).csv"
-[ -f "$CSV" ] || echo "date,workload,case,tool,run,wall_s,cpu_s,peak_rss_kib,rate,rate_unit,verified" > "$CSV"
+CSV=$(bench_csv compare)
 
 # --- The tools: one function each. Single file: URL OUTFILE CONNECTIONS. Lists: LISTFILE DIR JOBS. ---------------
 get_haul()   { "$HAUL" get --quiet -x "$3" --state-dir "$OUT/state" -o "$2" "$1"; }
@@ -92,18 +90,8 @@ w1() {
 # --- W2: many small files, 16 at a time --------------------------------------------------------------------------
 w2_files() {
     local dir=$1 count=$2 kib=$3
-    mkdir -p "$WWW/$dir"
-    if [ "$(ls "$WWW/$dir" | wc -l)" -ne "$count" ]; then
-        rm -rf "${WWW:?}/$dir" && mkdir -p "$WWW/$dir"
-        python3 - "$WWW/$dir" "$count" "$kib" <<'PY'
-import os, sys
-d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    with open(os.path.join(d, f"{i:05d}.bin"), "wb") as f: f.write(os.urandom(kib * 1024))
-PY
-    fi
-    (cd "$WWW/$dir" && cat $(ls | sort) | sha256sum) > "$BENCH_DIR/$dir.sha256"
-    ls "$WWW/$dir" | sort | sed "s|^|$BASE/$dir/|" > "$BENCH_DIR/$dir.list"
+    bench_random_files "$dir" "$count" "$kib"
+    bench_file_list "$dir" "$count" "$BENCH_DIR/$dir.list" > "$BENCH_DIR/$dir.sha256"
 }
 w2() {
     # A new directory for every run and nothing deleted until W2 is over: creating files just after deleting

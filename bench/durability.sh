@@ -14,16 +14,12 @@ command -v eatmydata >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive;
 swift build -c release --product haul >/dev/null
 HAUL=$(swift build -c release --show-bin-path)/haul
 bench_setup
-BASE="http://127.0.0.1:$BENCH_PORT"
 OUT="$BENCH_DIR/durability-out"
-mkdir -p bench/results
-CSV="bench/results/durability-$(date +%Y-%m-%d-%H%M).csv"
-echo "date,workload,case,tool,run,wall_s,cpu_s,peak_rss_kib,rate,rate_unit,verified" > "$CSV"
+CSV=$(bench_csv durability)
 
-dir=w2-4k
-[ -d "$WWW/$dir" ] || { echo "run bench/compare.sh W2 once first: it generates $WWW/$dir" >&2; exit 1; }
-ls "$WWW/$dir" | sort | sed -n "1,${FILES}p" | sed "s|^|$BASE/$dir/|" > "$BENCH_DIR/durability.list"
-expected=$(cd "$WWW/$dir" && cat $(ls | sort | sed -n "1,${FILES}p") | sha256sum)
+# The small files: the first FILES of W2's 10,000 x 4 KiB.
+bench_random_files w2-4k 10000 4
+expected=$(bench_file_list w2-4k "$FILES" "$BENCH_DIR/durability.list")
 
 haul_plain()    { "$HAUL" get --quiet -j 16 -x 1 --state-dir "$1/state" -d "$1/files" -i "$BENCH_DIR/durability.list"; }
 haul_nosync()   { eatmydata "$HAUL" get --quiet -j 16 -x 1 --state-dir "$1/state" -d "$1/files" -i "$BENCH_DIR/durability.list"; }

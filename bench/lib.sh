@@ -35,6 +35,36 @@ bench_file() {
     fi
 }
 
+# bench_random_files DIR COUNT KIB: COUNT files of KIB KiB of random bytes in $WWW/DIR, 00000.bin on (made once).
+bench_random_files() {
+    local dir=$1 count=$2 kib=$3
+    mkdir -p "$WWW/$dir"
+    [ "$(ls "$WWW/$dir" | wc -l)" -eq "$count" ] && return
+    rm -rf "${WWW:?}/$dir" && mkdir -p "$WWW/$dir"
+    python3 - "$WWW/$dir" "$count" "$kib" <<'PY'
+import os, sys
+d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    with open(os.path.join(d, f"{i:05d}.bin"), "wb") as f: f.write(os.urandom(kib * 1024))
+PY
+}
+
+# bench_file_list DIR COUNT LIST: the URLs of the first COUNT files of $WWW/DIR (name order) into LIST; prints the
+# SHA-256 of those files concatenated in that order (what a correct download of the list hashes to).
+bench_file_list() {
+    local dir=$1 count=$2 list=$3
+    ls "$WWW/$dir" | sort | sed -n "1,${count}p" | sed "s|^|http://127.0.0.1:$BENCH_PORT/$dir/|" > "$list"
+    (cd "$WWW/$dir" && cat $(ls | sort | sed -n "1,${count}p") | sha256sum)
+}
+
+# bench_csv KIND: the CSV for this run, bench/results/KIND-<date>-<HHMM>.csv, with the header every script writes.
+bench_csv() {
+    mkdir -p bench/results
+    local csv="bench/results/$1-$(date +%Y-%m-%d-%H%M).csv"
+    [ -f "$csv" ] || echo "date,workload,case,tool,run,wall_s,cpu_s,peak_rss_kib,rate,rate_unit,verified" > "$csv"
+    echo "$csv"
+}
+
 bench_setup() {
     bench_install
     mkdir -p "$WWW" "$NGINX_PREFIX/tmp"
