@@ -39,9 +39,6 @@ public actor DownloadManager {
     private var adopted: Set<DownloadID> = []
     /// Downloads this manager would run but another process is running; taken over if that process dies.
     private var heldElsewhere: Set<DownloadID> = []
-    /// Jobs started since the last tick whose `running` state is not in the database yet: it is recorded once per
-    /// ``Configuration/externalChangeInterval`` for those still running, so a small download never writes it.
-    private var unrecordedRunning: Set<DownloadID> = []
     private var watcher: Task<Void, Never>?
     private var lastDataVersion: Int?
     private var lastReconciled = Date()
@@ -51,6 +48,9 @@ public actor DownloadManager {
         let state: TransferState
         let limiter: RateLimiter
         var stopReason: StopReason?
+        /// Whether its `running` state is in the database: it is recorded once per
+        /// ``Configuration/externalChangeInterval`` for the jobs still running, so a small download never writes it.
+        var runningRecorded = false
     }
 
     private enum StopReason {
@@ -455,7 +455,6 @@ public actor DownloadManager {
         record.updatedAt = now
         record.lastError = nil
         records[id] = record
-        unrecordedRunning.insert(id)
 
         let state = TransferState(.init(written: record.durableBytes, total: record.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit)
@@ -485,7 +484,6 @@ public actor DownloadManager {
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
         // Release the lock only once the outcome is in the database, so no other process takes over a download that
         // was just paused or finished.
-        unrecordedRunning.remove(id)
         guard let job = jobs.removeValue(forKey: id), var record = records[id] else {
             locks.unlock(id)
             return
@@ -719,9 +717,10 @@ public actor DownloadManager {
     /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:
     /// a pause or removal from another process in the meantime is never overwritten (the tick then applies it).
     private func recordRunning() {
-        guard !unrecordedRunning.isEmpty else { return }
-        let started = unrecordedRunning.compactMap { id in records[id].flatMap { $0.state == .running ? $0 : nil } }
-        unrecordedRunning.removeAll()
+        let unrecorded = jobs.filter { !$0.value.runningRecorded }.keys
+        guard !unrecorded.isEmpty else { return }
+        for id in unrecorded { jobs[id]?.runningRecorded = true }
+        let started = unrecorded.compactMap { id in records[id].flatMap { $0.state == .running ? $0 : nil } }
         do {
             try store.recordRunning(started)
         } catch {

@@ -165,12 +165,16 @@ final class TerminalOutput: SessionOutput {
 extension String {
     /// Spaces before, to at least `columns` characters; never cut.
     func leftPadded(to columns: Int) -> String {
-        count >= columns ? self : String(repeating: " ", count: columns - count) + self
+        var padded = ""
+        padded.append(self, rightAlignedIn: columns)
+        return padded
     }
 
     /// Spaces after, to at least `columns` characters; never cut.
     func rightPadded(to columns: Int) -> String {
-        count >= columns ? self : self + String(repeating: " ", count: columns - count)
+        var padded = ""
+        padded.append(self, leftAlignedIn: columns)
+        return padded
     }
 
     /// Appends `text` after spaces, to at least `columns` characters; never cut. No intermediate strings (for
