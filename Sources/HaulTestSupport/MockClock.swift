@@ -77,3 +77,26 @@ public final class MockClock: Clock, Sendable {
 
 /// Nothing slept on the mock clock in time.
 public struct MockClockTimeout: Error {}
+
+/// A test step that did not finish in time.
+public struct DeadlineExceeded: Error, CustomStringConvertible {
+    public var what: String
+    public var description: String { "\(what) did not finish in time" }
+}
+
+/// Runs `body`, failing with ``DeadlineExceeded`` (and cancelling it) if it takes longer than `limit` of real time:
+/// a test of a hang must fail, not hang.
+public func withDeadline<T: Sendable>(
+    _ limit: Duration, _ what: String = "the operation", _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw DeadlineExceeded(what: what) }
+        return value
+    }
+}

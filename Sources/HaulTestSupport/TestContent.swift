@@ -74,4 +74,42 @@ public enum TestContent {
         }
         return data.count == size ? nil : min(data.count, size)
     }
+
+    private static let gzipCache = Mutex<[String: [UInt8]]>([:])
+
+    /// The first `size` bytes of `version` as a gzip stream (RFC 1952) of stored deflate blocks: valid for any
+    /// decoder, computed without a compression library, cached.
+    public static func gzip(size: Int, version: Int = 0) -> [UInt8] {
+        let key = "\(size)/\(version)"
+        if let known = gzipCache.withLock({ $0[key] }) { return known }
+        let data = bytes(0..<size, version: version)
+        var out: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 0xFF]
+        var offset = 0
+        repeat {
+            let count = min(65_535, data.count - offset)
+            let last: UInt8 = offset + count == data.count ? 1 : 0
+            out.append(last)  // BFINAL, BTYPE 00 (stored)
+            out += [UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)]
+            out += data[offset..<offset + count]
+            offset += count
+        } while offset < data.count
+        for value in [crc32(data), UInt32(truncatingIfNeeded: data.count)] {
+            out += [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)]
+        }
+        gzipCache.withLock { $0[key] = out }
+        return out
+    }
+
+    /// CRC-32 (IEEE 802.3), as gzip needs.
+    static func crc32(_ data: [UInt8]) -> UInt32 {
+        var table = [UInt32](repeating: 0, count: 256)
+        for index in 0..<256 {
+            var value = UInt32(index)
+            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+            table[index] = value
+        }
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
 }

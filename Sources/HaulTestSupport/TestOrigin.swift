@@ -25,6 +25,11 @@ public final class TestOrigin: Sendable {
         public var chunked = false
         /// Extra response headers.
         public var headers: [(String, String)] = []
+        /// Serve the content gzip-compressed (a real gzip stream) with `Content-Encoding: gzip`, whatever the
+        /// request's `Accept-Encoding` (a server that compresses unasked); ranges count the compressed bytes.
+        public var gzipped = false
+        /// The last this many bytes are zeros (the tail of a disk image, say).
+        public var zeroTail = 0
 
         public init(size: Int) { self.size = size }
 
@@ -61,6 +66,22 @@ public final class TestOrigin: Sendable {
         /// Answer 503 to a request that arrives while this many responses are already being sent (a server that
         /// refuses extra connections).
         public var refuseAbove: Int?
+        /// Close each response after a number of body bytes in this range, different for each request (a flaky
+        /// proxy); applies to every response.
+        public var cutEachWithin: ClosedRange<Int>?
+        /// Send a new ETag and Last-Modified with every response, same bytes (a load balancer whose nodes disagree).
+        public var rotatesValidators = false
+        /// After this many body bytes, send the rest at `bytesPerSecond` in small writes (a trickle that never
+        /// stalls long enough for a read timeout), for the next `trickleTimes` responses.
+        public var trickle: (after: Int, bytesPerSecond: Int)?
+        public var trickleTimes = Int.max
+        /// Every response stops at this byte of the file (not of the response) for `stallDuration`, then closes:
+        /// a resume from there gets nothing more.
+        public var stallAtByte: Int?
+        /// Every response is closed at this byte of the file: a resume from there gets nothing more.
+        public var cutAtByte: Int?
+        /// Answer ranges with `Content-Range: bytes a-b/*` (a server that does not tell the size).
+        public var hidesTotal = false
 
         public init() {}
     }
@@ -85,7 +106,7 @@ public final class TestOrigin: Sendable {
     private enum Route: Sendable {
         case resource(Resource)
         case redirect(to: String, status: Int)
-        case status(Int)
+        case status(Int, reason: String?)
     }
 
     private struct State {
@@ -163,9 +184,10 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.routes[path] = .redirect(to: target, status: status) }
     }
 
-    /// Answers every request to `path` with `status` and an empty body.
-    public func respond(_ path: String, status: Int) {
-        state.withLock { $0.routes[path] = .status(status) }
+    /// Answers every request to `path` with `status` and an empty body; `reason` replaces the standard reason
+    /// phrase (raw: a test may put anything in it).
+    public func respond(_ path: String, status: Int, reason: String? = nil) {
+        state.withLock { $0.routes[path] = .status(status, reason: reason) }
     }
 
     /// Changes the faults; applies to requests that arrive afterwards.
@@ -261,14 +283,15 @@ public final class TestOrigin: Sendable {
             let faults = state.faults
             if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
             if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }
+            if faults.trickle != nil, state.faults.trickleTimes > 0, scripted == nil { state.faults.trickleTimes -= 1 }
             return (state.routes[path], scripted, faults, state.requests.count - 1, counted)
         }
         let slot = ResponseSlot(origin: self, held: counted)
         defer { slot.release() }
         let allocator = ByteBufferAllocator()
 
-        func sendHead(_ status: Int, _ fields: [(String, String)]) async throws -> Bool {
-            var text = "HTTP/1.1 \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
+        func sendHead(_ status: Int, _ fields: [(String, String)], reason: String? = nil) async throws -> Bool {
+            var text = "HTTP/1.1 \(status) \(reason ?? HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
             for (name, value) in fields { text += "\(name): \(value)\r\n" }
             text += "\r\n"
             state.withLock { $0.requests[index].status = status }
@@ -286,8 +309,8 @@ public final class TestOrigin: Sendable {
         switch route {
         case nil:
             return try await sendHead(404, [("Content-Length", "0")])
-        case .status(let status):
-            return try await sendHead(status, [("Content-Length", "0")])
+        case .status(let status, let reason):
+            return try await sendHead(status, [("Content-Length", "0")], reason: reason)
         case .redirect(let target, let status):
             return try await sendHead(status, [("Location", target), ("Content-Length", "0")])
         case .resource(let resource):
@@ -299,37 +322,50 @@ public final class TestOrigin: Sendable {
 
     private func serveResource(
         _ resource: Resource, path: String, request: HTTPRequestHead, faults: Faults, index: Int, slot: ResponseSlot,
-        sendHead: (Int, [(String, String)]) async throws -> Bool,
+        sendHead: (Int, [(String, String)], String?) async throws -> Bool,
         write: @Sendable (ByteBuffer) async throws -> Void
     ) async throws -> Bool {
         var fields: [(String, String)] = [("Accept-Ranges", "bytes")]
+        var resource = resource
+        if faults.rotatesValidators {
+            // Same bytes, new validators: as if every response came from another node.
+            resource.fixedValidators = false
+            resource.version += 1000 + index
+        }
         if resource.sendsValidators {
             fields.append(("ETag", resource.etag))
             fields.append(("Last-Modified", resource.lastModified))
         }
+        if faults.rotatesValidators { resource.version -= 1000 + index }
         if let disposition = resource.contentDisposition { fields.append(("Content-Disposition", disposition)) }
         if let encoding = resource.contentEncoding { fields.append(("Content-Encoding", encoding)) }
+        if resource.gzipped { fields.append(("Content-Encoding", "gzip")) }
         fields += resource.headers
+        let gzipBody = resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil
+        let size = gzipBody?.count ?? resource.size
+        let zeroFrom = resource.size - resource.zeroTail
 
         // Range handling (single ranges, as download managers send).
         var start = 0
         var end = resource.size - 1
         var status = 200
+        end = size - 1
         if let range = request.headers.first(name: "Range"), !faults.ignoresRange,
-            let parsed = Self.parseRange(range, size: resource.size)
+            let parsed = Self.parseRange(range, size: size)
         {
             let ifRange = request.headers.first(name: "If-Range")
             let validatorHolds =
-                ifRange == nil || ifRange == resource.etag || ifRange == resource.lastModified
+                ifRange == nil || (!faults.rotatesValidators && (ifRange == resource.etag || ifRange == resource.lastModified))
             if validatorHolds {
-                guard parsed.start < resource.size else {
+                let total = faults.hidesTotal ? "*" : String(size)
+                guard parsed.start < size else {
                     return try await sendHead(
-                        416, fields + [("Content-Range", "bytes */\(resource.size)"), ("Content-Length", "0")])
+                        416, fields + [("Content-Range", "bytes */\(total)"), ("Content-Length", "0")], nil)
                 }
                 start = parsed.start
-                end = min(parsed.end ?? resource.size - 1, resource.size - 1)
+                end = min(parsed.end ?? size - 1, size - 1)
                 status = 206
-                fields.append(("Content-Range", "bytes \(start + faults.contentRangeShift)-\(end)/\(resource.size)"))
+                fields.append(("Content-Range", "bytes \(start + faults.contentRangeShift)-\(end)/\(total)"))
             }
         }
         let length = max(0, end - start + 1)
@@ -338,7 +374,7 @@ public final class TestOrigin: Sendable {
         } else {
             fields.append(("Content-Length", faults.rawContentLength ?? String(length)))
         }
-        guard try await sendHead(status, fields) else { return false }
+        guard try await sendHead(status, fields, nil) else { return false }
 
         // Body.
         let chunkSize = 16 * 1024
@@ -346,8 +382,18 @@ public final class TestOrigin: Sendable {
         var version = resource.version
         let began = ContinuousClock.now
         var buffer = ByteBufferAllocator().buffer(capacity: chunkSize + 32)
+        let cutEach = faults.cutEachWithin.map { range in
+            range.lowerBound + (index &* 7919) % max(1, range.count)
+        }
+        var trickleStarted: ContinuousClock.Instant?
         while sent < length {
             if let cut = faults.cutAfter, faults.cutTimes > 0, sent >= cut { return false }
+            if let cutEach, sent >= cutEach { return false }
+            if let cut = faults.cutAtByte, start + sent >= cut { return false }
+            if let stall = faults.stallAtByte, start + sent >= stall {
+                try await Task.sleep(for: faults.stallDuration)
+                return false
+            }
             if let stall = faults.stallAfter, faults.stallTimes > 0, sent >= stall {
                 try await Task.sleep(for: faults.stallDuration)
                 return false
@@ -359,13 +405,36 @@ public final class TestOrigin: Sendable {
             }
             var count = min(chunkSize, length - sent)
             if let cut = faults.cutAfter, faults.cutTimes > 0 { count = min(count, cut - sent) }
+            if let cutEach { count = min(count, cutEach - sent) }
+            if let cut = faults.cutAtByte, cut > start + sent { count = min(count, cut - start - sent) }
+            if let stall = faults.stallAtByte, stall > start + sent { count = min(count, stall - start - sent) }
+            if let trickle = faults.trickle, faults.trickleTimes > 0, sent >= trickle.after {
+                // Small writes at the trickle rate, each well within any read timeout.
+                let started = trickleStarted ?? ContinuousClock.now
+                trickleStarted = started
+                count = min(count, max(1, trickle.bytesPerSecond / 8))
+                let due = Duration.seconds(Double(sent - trickle.after) / Double(trickle.bytesPerSecond))
+                let elapsed = started.duration(to: .now)
+                if due > elapsed { try await Task.sleep(for: due - elapsed) }
+            } else if let trickle = faults.trickle, faults.trickleTimes > 0 {
+                count = min(count, trickle.after - sent)
+            }
             if let stall = faults.stallAfter, faults.stallTimes > 0 { count = min(count, max(1, stall - sent)) }
             if let change = faults.changeVersionAfter, change.bytes > sent { count = min(count, change.bytes - sent) }
             buffer.clear()
             if resource.chunked { buffer.writeString(String(count, radix: 16) + "\r\n") }
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                TestContent.fill(
-                    UnsafeMutableRawBufferPointer(rebasing: raw.prefix(count)), offset: start + sent, version: version)
+                let target = UnsafeMutableRawBufferPointer(rebasing: raw.prefix(count))
+                let offset = start + sent
+                if let gzipBody {
+                    gzipBody.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+                } else {
+                    TestContent.fill(target, offset: offset, version: version)
+                    if offset + count > zeroFrom {
+                        let first = max(0, zeroFrom - offset)
+                        UnsafeMutableRawBufferPointer(rebasing: target[first...]).initializeMemory(as: UInt8.self, repeating: 0)
+                    }
+                }
                 return count
             }
             if resource.chunked { buffer.writeString("\r\n") }

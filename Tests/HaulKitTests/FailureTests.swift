@@ -38,7 +38,11 @@ struct FailureTests {
     @Test("503 with Retry-After is honoured (an hour, on a mock clock), then the download completes")
     func honoursRetryAfter() async throws {
         let clock = MockClock()
-        let harness = try await Harness.make { $0.clock = clock }
+        // A wait longer than the time allowed without progress gives up instead (RetryBudgetTests); allow two hours.
+        let harness = try await Harness.make {
+            $0.clock = clock
+            $0.retry.maxTimeWithoutProgress = .seconds(7200)
+        }
         let url = harness.origin.serve("/busy.bin", size: 1000)
         harness.origin.setFaults { $0.scripted = [(503, [("Retry-After", "3600")])] }
         let id = try await harness.manager.add(url)

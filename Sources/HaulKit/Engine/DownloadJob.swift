@@ -25,10 +25,11 @@ struct DownloadJob {
     /// How one request ended, when it did not throw.
     private enum AttemptResult {
         case completed
-        /// The body ended cleanly before the end of the file (a server that sends shorter ranges).
-        case incomplete
+        /// The body ended cleanly before the end of the file (a server that sends shorter ranges, or a bounded
+        /// range of a file whose size is unknown); `wrote` says whether it brought any byte.
+        case incomplete(wrote: Bool)
         /// The partial data was discarded; fetch again from byte 0.
-        case refetch(RestartReason)
+        case refetch(RestartReason, detail: String)
     }
 
     private(set) var record: DownloadRecord
@@ -36,14 +37,22 @@ struct DownloadJob {
     let limiter: RateLimiter
     let environment: JobEnvironment
     private var rangesUsable = true
+    /// False once a `200` replaced a multi-connection plan: the rest of the run uses one connection.
+    private var segmentsAllowed = true
     /// The plan while the download runs over several connections.
     private var board: SegmentBoard?
+    /// The failure policy of this run, shared with every connection and the monitor.
+    private let retrier: Retrier
+    private let stopwatch: Stopwatch
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
         self.state = state
         self.limiter = limiter
         self.environment = environment
+        retrier = Retrier(
+            id: record.downloadID, settings: environment.settings, events: environment.events, startingWith: 0)
+        stopwatch = Stopwatch(environment.settings.clock)
     }
 
     private var id: DownloadID { record.downloadID }
@@ -57,7 +66,7 @@ struct DownloadJob {
     // MARK: - Run
 
     mutating func run() async -> Outcome {
-        let monitor = JobMonitor(id: id, state: state, environment: environment)
+        let monitor = JobMonitor(id: id, state: state, environment: environment, retrier: retrier)
         let monitorTask = Task { await monitor.run() }
         let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
             let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state)
@@ -72,7 +81,8 @@ struct DownloadJob {
         await monitorTask.value
         if case .completed = outcome {
         } else {
-            // Checkpoint what is there, so a resume starts from all of it.
+            // Checkpoint what is there, so a resume starts from all of it (never after a failed sync: then only
+            // what the last good checkpoint recorded is trusted).
             await monitor.checkpoint()
             state.current.file?.close()
         }
@@ -102,45 +112,47 @@ struct DownloadJob {
         } catch {
             return .failed(record, error)
         }
-        var failures = 0
+        retrier.observe(bytes: state.current.received)
         var verifyOverlap = state.current.written > 0 && board == nil
-        // Progress means getting further into the file than ever before in this run: a server that cuts every
-        // response and cannot resume restarts from 0 each time and must still run out of attempts.
-        var furthest = state.current.received
         while true {
             if Task.isCancelled { return .stopped(record) }
+            // Every way an attempt can fall short goes through the one retry budget: failures, restarts, and
+            // answers that brought nothing, so no server is ever asked again in a tight loop.
+            let setback: Retrier.Setback
             do {
-                switch try await attempt(verifyingOverlap: verifyOverlap) {
-                case .completed:
-                    return .completed(record, file: try await finish(follower: follower))
-                case .incomplete:
-                    failures = 0
-                case .refetch:
-                    break
-                }
+                let result = try await attempt(verifyingOverlap: verifyOverlap)
                 verifyOverlap = false
+                switch result {
+                case .completed:
+                    if let failure = state.failure { throw failure }
+                    return .completed(record, file: try await finish(follower: follower))
+                case .incomplete(wrote: true):
+                    continue
+                case .incomplete(wrote: false):
+                    setback = .failure(DownloadError.responseTruncated(received: 0, expected: missingBytes))
+                case .refetch(let reason, let detail):
+                    setback = .restart(reason, detail: detail)
+                }
             } catch {
                 if Task.isCancelled || error is CancellationError { return .stopped(record) }
-                let failure = DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
-                logger.debug("attempt failed", metadata: ["error": "\(failure)"])
-                guard failure.isTransient else { return .failed(record, failure) }
-                let reached = state.current.received
-                failures = reached > furthest ? 1 : failures + 1
-                furthest = max(furthest, reached)
-                if failures >= settings.retry.maxAttempts {
-                    return .failed(record, failure.givingUp(after: failures))
-                }
-                let delay = settings.retry.delay(
-                    afterFailure: failures, retryAfter: failure.retryAfter, random: Double.random(in: 0...1))
-                environment.events.yield(id, .retrying(failure, attempt: failures, delay: delay))
-                do {
-                    try await settings.clock.sleep(for: delay)
-                } catch {
-                    return .stopped(record)
-                }
+                logger.debug("attempt failed", metadata: ["error": "\(error)"])
+                setback = .failure(error)
                 verifyOverlap = false
             }
+            do {
+                try await retrier.wait(after: setback, bytes: state.current.received)
+            } catch let error as DownloadError {
+                return .failed(record, error)
+            } catch {
+                return .stopped(record)
+            }
         }
+    }
+
+    /// Bytes still missing, for messages (0 when the size is unknown).
+    private var missingBytes: Int64 {
+        let values = state.current
+        return max(0, (values.total ?? values.received) - values.received)
     }
 
     // MARK: - Before the first request
@@ -156,6 +168,11 @@ struct DownloadJob {
         }
         if record.finalizing, let file = try finishInterruptedFinalization() { return file }
         guard record.hasPartData, let partPath = record.partPath else { return nil }
+        if ResourceValidator.isDecoded(record.contentEncoding) {
+            // Decoded bytes have no byte ranges on the server to resume from: start again.
+            try forgetPartData()
+            return nil
+        }
         if let saved = record.segments, let total = record.totalBytes {
             try restoreSegments(saved, total: total, partPath: partPath)
             return nil
@@ -177,7 +194,7 @@ struct DownloadJob {
         var trusted = sameBoot ? partSize : min(partSize, record.durableBytes)
         if let total = record.totalBytes, trusted > total { trusted = 0 }
 
-        let file = try PartFile(path: partPath, truncate: false)
+        let file = try PartFile(path: partPath, mode: .continueExisting)
         state.update { $0.file = file }
         if trusted < partSize { try file.truncate(to: trusted) }
         try file.sync()
@@ -196,7 +213,11 @@ struct DownloadJob {
     /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
     private mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) throws(DownloadError) {
         let minimum = settings.minimumSegmentSize
-        guard FileSystem.entry(at: partPath) == .regularFile(size: total), let journalPath = record.journalPath else {
+        // The plan is recorded before the file is preallocated, so a file still shorter than the total is a crash
+        // between the two: the plan says which bytes are real, and the file is extended again.
+        guard case .regularFile(let size) = FileSystem.entry(at: partPath), size <= total,
+            let journalPath = record.journalPath
+        else {
             return try forgetPartData()
         }
         let journal = try SegmentJournal(path: journalPath)
@@ -205,17 +226,20 @@ struct DownloadJob {
             ? journal.read(generation: record.generation).flatMap {
                 SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
             } : nil
-        guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum) else {
+        guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum),
+            planner.segments.allSatisfy({ $0.start + $0.written <= size })
+        else {
             journal.close()
             return try forgetPartData()
         }
-        let file = try PartFile(path: partPath, truncate: false)
+        let file = try PartFile(path: partPath, mode: .continueExisting)
+        state.update { $0.file = file }
+        if size < total { try file.preallocate(total) }
         try file.sync()
         let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
         let board = SegmentBoard(planner: planner, journal: journal, generation: record.generation, verifying: verifying)
         self.board = board
         state.update {
-            $0.file = file
             $0.board = board
             $0.received = planner.receivedBytes
             $0.written = planner.contiguousBytes
@@ -238,15 +262,20 @@ struct DownloadJob {
     }
 
     private var connectionsAllowed: Int {
-        max(1, min(record.options.connections, settings.maxConnectionsPerHost))
+        guard segmentsAllowed else { return 1 }
+        return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
     }
 
-    /// Splits the rest of the file among connections: preallocates, syncs what is there, records the plan.
+    /// Splits the rest of the file among connections: records the plan, then preallocates.
+    ///
+    /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
+    /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
+    /// extends; the other order would leave a full-size file that looks complete.
     private mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
         guard let file = state.current.file, let journalPath = record.journalPath else {
             throw .internalError("download \(id) has no part file to split")
         }
-        try file.preallocate(total)
+        // The plan claims the `done` prefix: make it durable first.
         try file.sync()
         let planner = SegmentPlanner(
             total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
@@ -261,6 +290,8 @@ struct DownloadJob {
         record.bootID = BootIdentity.current
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
+        try file.preallocate(total)
+        CrashPoint.reach(CrashPoint.afterPreallocation)
         return board
     }
 
@@ -277,15 +308,22 @@ struct DownloadJob {
         let transfer = SegmentedTransfer(
             id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
             headers: { first, last, ifRange in headers.fields(range: "bytes=\(first)-\(last)", ifRange: ifRange) },
-            file: file, board: board, state: state, limiter: limiter, environment: environment,
+            writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
             connections: connectionsAllowed, logger: logger)
         do {
             try await transfer.run(opening: opening)
         } catch let restart as SegmentedTransfer.Restart {
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
             if restart.reason == .rangeMismatch { rangesUsable = false }
+            guard let replacement = restart.replacement else {
+                try rewind(to: 0, because: restart.reason)
+                return .refetch(restart.reason, detail: restart.detail)
+            }
+            // A whole new copy is already arriving: write it from byte 0 on this one connection.
+            try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
             try rewind(to: 0, because: restart.reason)
-            return .refetch(restart.reason)
+            segmentsAllowed = false
+            return try await receiveNewCopy(replacement.response, head: replacement.head, validator: replacement.validator)
         }
         guard board.plan.isComplete else {
             throw DownloadError.networkFailure("every connection stopped before the file was complete")
@@ -332,7 +370,8 @@ struct DownloadJob {
         let written = state.current.written
         let overlap = verifyingOverlap ? min(written, settings.resumeOverlap) : 0
         let request = RangeRequest(start: written - overlap, overlap: overlap)
-        let response = try await send(request)
+        let bounded = rangesUsable && connectionsAllowed > 1
+        let response = try await send(request, bounded: bounded)
         let head = ResponseHead(response, now: Date())
         let decision = ResponseEvaluator.evaluate(
             head, request: request, recorded: record.validator, url: record.url,
@@ -344,6 +383,12 @@ struct DownloadJob {
         case .retry(let error), .fail(let error):
             throw error
         case .alreadyComplete(let total):
+            if state.current.file == nil {
+                // Nothing on disk and nothing to fetch: an empty file (`416 bytes */0`).
+                var validator = head.validator
+                validator.totalBytes = total
+                try await beginPartData(validator, head: head, url: response.url)
+            }
             record.totalBytes = total
             state.update { $0.total = total }
             return .completed
@@ -351,10 +396,14 @@ struct DownloadJob {
             logger.info("restarting", metadata: ["reason": "\(reason)", "detail": "\(detail)"])
             if reason == .rangeMismatch { rangesUsable = false }
             try rewind(to: 0, because: reason)
-            return .refetch(reason)
+            return .refetch(reason, detail: detail)
         case .write(let offset, let validator, let restart):
             if let restart {
+                try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
                 try rewind(to: 0, because: restart)
+            }
+            if let encoding = head.contentEncoding, try await shouldDecode(encoding, head: head, url: response.url) {
+                return try await receiveDecoded(encoding)
             }
             record.finalURL = response.url?.absoluteString ?? record.url
             if record.hasPartData {
@@ -363,9 +412,13 @@ struct DownloadJob {
                     try environment.store.saveTransfer(record)
                 }
             } else {
-                try await beginPartData(validator, head: head)
+                try await beginPartData(validator, head: head, url: response.url)
             }
             state.update { $0.total = record.totalBytes }
+            if head.status == 206, record.totalBytes == nil {
+                // A server that does not tell the size (`bytes 0-N/*`) cannot be split: one open range from here on.
+                segmentsAllowed = false
+            }
             if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1, let total = record.totalBytes,
                 total - offset >= 2 * settings.minimumSegmentSize
             {
@@ -373,33 +426,100 @@ struct DownloadJob {
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
                 return try await runSegmented(board, opening: .init(body: response.body, start: offset, end: end))
             }
+            // A bounded range of a file whose size the server does not tell ends where we asked, not at the end.
+            let endsTheFile = head.status != 206 || !bounded || record.totalBytes != nil
             return try await receive(
-                response.body, from: offset, verifying: restart == nil ? overlap : 0, contentLength: head.contentLength)
+                response.body, from: offset, verifying: restart == nil ? overlap : 0,
+                contentLength: head.contentLength, endsTheFile: endsTheFile)
         }
+    }
+
+    /// Writes a `200` that replaced a multi-connection plan: a whole new copy, from byte 0.
+    private mutating func receiveNewCopy(_ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator)
+        async throws -> AttemptResult
+    {
+        if let encoding = head.contentEncoding, try await shouldDecode(encoding, head: head, url: response.url) {
+            return try await receiveDecoded(encoding)
+        }
+        record.finalURL = response.url?.absoluteString ?? record.url
+        try await beginPartData(validator, head: head, url: response.url)
+        state.update { $0.total = record.totalBytes }
+        return try await receive(
+            response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
     }
 
     private var requestHeaders: RequestHeaders {
         RequestHeaders(userAgent: settings.userAgent, custom: record.options.headers)
     }
 
-    private func send(_ request: RangeRequest) async throws -> HTTPClientResponse {
-        // With several connections, the first request asks for a bounded range: once the size is known the file is
-        // split, and an open range would run past the first part and be cut (its bytes in flight wasted).
-        let last = connectionsAllowed > 1 ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
+    /// Sends the request of a one-connection attempt. With several connections the first request asks for a
+    /// bounded range (`bounded`): once the size is known the file is split, and an open range would run past the
+    /// first part and be cut (its bytes in flight wasted).
+    private func send(_ request: RangeRequest, bounded: Bool, decoding: Bool = false) async throws
+        -> HTTPClientResponse
+    {
+        let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
         let headers = requestHeaders.fields(
             range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.validator?.ifRange : nil)
         state.update { $0.activeConnections = 1 }
-        return try await environment.transport.get(record.url, headers: headers, logger: logger)
+        return try await environment.transport.get(record.url, headers: headers, decoding: decoding, logger: logger)
     }
 
+    // MARK: - Unrequested compression
+
+    /// Whether a response sent with `encoding` although Haul asked for `identity` is to be decoded: yes for gzip
+    /// and deflate, unless the file's name says it is compressed (`.gz`, `.tgz`), where the encoded bytes are the
+    /// file people expect.
+    private mutating func shouldDecode(_ encoding: String, head: ResponseHead, url: URL?) async throws -> Bool {
+        guard ResourceValidator.decodableEncodings.contains(encoding.lowercased()) else { return false }
+        let name: String
+        if let destination = record.destinationPath {
+            name = (destination as NSString).lastPathComponent
+        } else {
+            name = FileNamer.name(
+                contentDisposition: head.contentDisposition,
+                url: url ?? URL(string: record.url) ?? URL(fileURLWithPath: "/"))
+        }
+        return !FileNamer.saysCompressed(name)
+    }
+
+    /// Fetches the whole file again through the decoding client and writes the decoded bytes from byte 0.
+    ///
+    /// Decoded bytes have no byte ranges on the server, so this copy cannot be resumed: a cut restarts it from 0
+    /// (through the retry budget), and the record marks its bytes as decoded so a later run starts over too.
+    private mutating func receiveDecoded(_ encoding: String) async throws -> AttemptResult {
+        logger.info("decoding an unrequested Content-Encoding", metadata: ["encoding": "\(encoding)"])
+        rangesUsable = false
+        segmentsAllowed = false
+        if state.current.written > 0 || record.hasPartData { try rewind(to: 0, because: nil) }
+        let response = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
+        let head = ResponseHead(response, now: Date())
+        guard head.status == 200 || head.status == 203 else {
+            throw ResponseEvaluator.evaluate(
+                head, request: RangeRequest(start: 0, overlap: 0), recorded: nil, url: record.url,
+                policy: record.options.onResourceChange
+            ).error ?? DownloadError.malformedResponse("a request for the whole file got \(head.status)")
+        }
+        var validator = head.validator
+        validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
+        validator.totalBytes = nil
+        record.finalURL = response.url?.absoluteString ?? record.url
+        try await beginPartData(validator, head: head, url: response.url)
+        state.update { $0.total = nil }
+        // The encoded length frames the body; the decoded length is known only at its end.
+        return try await receive(response.body, from: 0, verifying: 0, contentLength: nil, endsTheFile: true)
+    }
+
+    // MARK: - Writing
+
     /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
-    private mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead) async throws {
+    private mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
         if record.destinationPath == nil {
             guard case .directory(let directory) = record.requestedDestination else {
                 throw DownloadError.internalError("download \(id) has no destination")
             }
-            let url = URL(string: record.finalURL ?? record.url) ?? URL(string: record.url)!
+            let url = url ?? URL(string: record.finalURL ?? record.url) ?? URL(string: record.url)!
             let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
             record.destinationPath = try await environment.reserveDestination(id, directory.path, name)
         }
@@ -416,8 +536,10 @@ struct DownloadJob {
         try environment.store.saveTransfer(record)
         if state.current.file == nil {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
-            // A part file that exists without validators of ours is never trusted: start it empty.
-            let file = try PartFile(path: partPath, truncate: true)
+            // A new part file is created exclusively. One already there without validators of ours is never
+            // trusted: it is emptied, unless another download (here or in another process) holds it.
+            let leftover = FileSystem.entry(at: partPath) != .none
+            let file = try PartFile(path: partPath, mode: leftover ? .reuseLeftover : .createNew)
             state.update { $0.file = file }
         }
     }
@@ -443,56 +565,56 @@ struct DownloadJob {
         }
     }
 
-    /// Streams `body` into the part file from `offset`, first comparing `verifying` bytes with what is on disk.
+    private func writer(_ file: PartFile) -> BodyWriter {
+        BodyWriter(
+            file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter, settings: settings,
+            stopwatch: stopwatch)
+    }
+
+    /// Streams `body` into the part file from `offset`, first comparing `overlap` bytes with what is on disk.
+    ///
+    /// `endsTheFile` is false for a bounded range of a file of unknown size: its end is not the file's end.
     private mutating func receive(
-        _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?
+        _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?,
+        endsTheFile: Bool
     ) async throws -> AttemptResult {
         guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
         let total = record.totalBytes
-        var position = offset
-        var received: Int64 = 0
-        var check = try OverlapCheck(file: file, offset: offset, count: Int(overlap))
-
-        for try await chunk in body {
-            var chunk = chunk
-            received += Int64(chunk.readableBytes)
-            if check.remaining > 0 {
-                guard let count = check.consume(&chunk) else {
-                    logger.info("bytes before the resume point differ from the disk; starting over")
-                    try rewind(to: 0, because: .contentMismatch)
-                    return .refetch(.contentMismatch)
-                }
-                position += Int64(count)
-                state.update { $0.transferred += Int64(count) }
-                if chunk.readableBytes == 0 { continue }
-            }
-            let count = chunk.readableBytes
-            if let total, position + Int64(count) > total {
-                throw DownloadError.malformedResponse("the server sent more than the \(total) bytes it announced")
-            }
-            try file.write(chunk, at: position)
-            position += Int64(count)
+        let start = offset + overlap
+        let state = state
+        let ending = try await writer(file).write(
+            body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
+        ) { count, position in
             state.didWrite(count, through: position)
-            let pause = max(limiter.delay(for: count), environment.globalLimiter.delay(for: count))
-            if pause > .zero { try await Task.sleep(for: pause) }
+            return total.map { $0 - position } ?? .max
         }
-
-        if let contentLength, received < contentLength {
-            throw DownloadError.responseTruncated(received: received, expected: contentLength)
+        switch ending {
+        case .mismatch:
+            logger.info("bytes before the resume point differ from the disk; starting over")
+            try rewind(to: 0, because: .contentMismatch)
+            return .refetch(.contentMismatch, detail: "the bytes before the resume point differ from the disk")
+        case .full:
+            throw DownloadError.malformedResponse("the server sent more than the \(total ?? 0) bytes it announced")
+        case .ended(let position, let received):
+            if let contentLength, received < contentLength {
+                throw DownloadError.responseTruncated(received: received, expected: contentLength)
+            }
+            if received < overlap {
+                throw DownloadError.responseTruncated(received: received, expected: overlap)
+            }
+            if let total {
+                return position >= total ? .completed : .incomplete(wrote: position > start)
+            }
+            guard endsTheFile else { return .incomplete(wrote: position > start) }
+            // No length was announced and the body ended cleanly: that is the whole file.
+            record.totalBytes = position
+            state.update { $0.total = position }
+            return .completed
         }
-        if check.remaining > 0 {
-            throw DownloadError.responseTruncated(received: received, expected: overlap)
-        }
-        if let total {
-            return position >= total ? .completed : .incomplete
-        }
-        // No length was announced and the body ended cleanly: that is the whole file.
-        record.totalBytes = position
-        state.update { $0.total = position }
-        return .completed
     }
 
     // MARK: - Finishing
+
 
     /// Verifies, syncs and renames the complete part file into place; returns the destination.
     private mutating func finish(follower: Task<String, any Error>?) async throws -> URL {

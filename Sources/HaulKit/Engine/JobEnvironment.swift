@@ -14,6 +14,21 @@ struct EngineSettings: Sendable {
     var logger: Logger
     var maxConnectionsPerHost: Int
     var minimumSegmentSize: Int64
+    /// A response slower than this (bytes per second) over ``lowSpeedWindow`` is dropped and resumed; nil for never.
+    var lowestSpeed: Int64?
+    var lowSpeedWindow: Duration
+    /// Failures injected by tests at points no real fault reaches deterministically.
+    var faults: FaultInjection
+}
+
+/// Failures that tests inject where the real ones (a failing disk) cannot be made on demand. Empty in production.
+struct FaultInjection: Sendable {
+    /// The errno a checkpoint's sync of the part file fails with (as a failing disk reports `EIO` once).
+    var checkpointSyncErrno: (@Sendable () -> Int32?)?
+
+    init(checkpointSyncErrno: (@Sendable () -> Int32?)? = nil) {
+        self.checkpointSyncErrno = checkpointSyncErrno
+    }
 }
 
 /// Everything a job needs from its manager.

@@ -5,11 +5,14 @@ import Logging
 ///
 /// A checkpoint first `fdatasync`s the part file and only then commits the byte count, so the database never
 /// claims bytes that are not on disk; a checkpoint whose generation was superseded (the file was cut back in the
-/// meantime) is discarded by the store.
+/// meantime) is discarded by the store. A failed sync is never swallowed: the kernel reports a lost write-back once,
+/// so the download fails, and the record stops trusting any byte the last good checkpoint did not claim.
+/// Each tick also tells the download's ``Retrier`` how many bytes are on disk (progress from any connection).
 struct JobMonitor: Sendable {
     let id: DownloadID
     let state: TransferState
     let environment: JobEnvironment
+    let retrier: Retrier
 
     func run() async {
         let settings = environment.settings
@@ -24,13 +27,14 @@ struct JobMonitor: Sendable {
             let elapsed = start.duration(to: now)
             gauge.record(
                 bytes: state.current.transferred,
-                at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                at: elapsed.inSeconds)
             let contiguous = state.current.board?.plan.contiguousBytes
             state.update {
                 $0.bytesPerSecond = gauge.bytesPerSecond
                 if let contiguous { $0.written = contiguous }
             }
             let progress = state.progress
+            retrier.observe(bytes: progress.receivedBytes)
             // Nothing to say until the size is known or bytes arrive.
             let moved = progress.expectedBytes != nil || progress.receivedBytes > 0
             if moved, progress != lastProgress {
@@ -49,24 +53,42 @@ struct JobMonitor: Sendable {
     }
 
     /// Syncs the part file and records the synced length, off the cooperative threads (a sync can take seconds).
-    /// Errors are logged: the receive loop reports I/O errors.
+    ///
+    /// A failed sync fails the download (``TransferState/Values/failure``) and marks the record's bytes beyond its
+    /// last checkpoint untrusted; a failed commit only leaves the record claiming fewer bytes, and is logged.
     func checkpoint() async {
         let values = state.current
-        guard let file = values.file, values.received > 0 else { return }
+        guard let file = values.file, values.received > 0, values.failure == nil else { return }
         // Read the plan before syncing: every byte it claims was written before the sync started.
         let plan = values.board?.plan
         let store = environment.store
         let id = id
+        let injected = environment.settings.faults.checkpointSyncErrno
         do {
             try await onBlockingThread {
+                if let code = injected?() {
+                    throw DownloadError.fileSystem(errno: code, path: file.path, operation: "sync")
+                }
                 try file.sync()
+            }
+        } catch {
+            let failure = DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout)
+            state.update { $0.failure = $0.failure ?? failure }
+            // What the page cache held may never reach the disk: from now on only the last checkpoint is trusted.
+            try? store.distrustUnsyncedBytes(id)
+            environment.settings.logger.error(
+                "sync failed; the download stops", metadata: ["download": "\(id)", "error": "\(failure)"])
+            return
+        }
+        do {
+            _ = try await onBlockingThread {
                 try store.checkpoint(
                     id, generation: values.generation, durableBytes: plan?.contiguousBytes ?? values.written,
                     segments: plan?.segments, bootID: BootIdentity.current)
             }
         } catch {
             environment.settings.logger.warning(
-                "checkpoint failed", metadata: ["download": "\(id)", "error": "\(error)"])
+                "checkpoint not recorded", metadata: ["download": "\(id)", "error": "\(error)"])
         }
     }
 }

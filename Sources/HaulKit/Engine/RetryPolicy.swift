@@ -1,7 +1,18 @@
-/// How transient failures are retried: exponential backoff with jitter, honouring `Retry-After`.
+/// How transient failures are retried: exponential backoff with jitter, honouring `Retry-After`, within bounds.
+///
+/// A download gives up on whichever bound it reaches first: ``maxAttempts`` attempts in a row without progress,
+/// ``maxTimeWithoutProgress`` without a new byte, or ``maxRestarts`` restarts from byte 0 in one run. Progress means
+/// bytes the download did not have before, on any of its connections; see `docs/resume-and-durability.md`.
 public struct RetryPolicy: Sendable, Hashable {
-    /// Attempts in a row that made no progress before giving up (an attempt that wrote bytes resets the count).
+    /// Attempts in a row that made no progress before giving up (new bytes on any connection reset the count).
+    /// Restarts and attempts that write nothing count too. Default 10.
     public var maxAttempts: Int = 10
+    /// Longest time without a new byte before giving up; a backoff never sleeps past it. Default 10 minutes (the
+    /// `haul get` command uses 90 s).
+    public var maxTimeWithoutProgress: Duration = .seconds(600)
+    /// Restarts from byte 0 in one run (changed resource, ignored range, range or content mismatch) before the
+    /// download fails with ``DownloadError/Code/resourceUnstable``. Default 5.
+    public var maxRestarts: Int = 5
     /// Delay before the first retry. Default 1 s.
     public var initialDelay: Duration = .seconds(1)
     /// Growth factor per failed attempt. Default 2.
@@ -22,7 +33,7 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - random: a number in 0…1 that picks the jitter (pass `Double.random(in: 0...1)`).
     public func delay(afterFailure failure: Int, retryAfter: Duration?, random: Double) -> Duration {
         let exponent = Double(max(0, failure - 1))
-        let base = min(seconds(maxDelay), seconds(initialDelay) * pow(multiplier, exponent))
+        let base = min(maxDelay.inSeconds, initialDelay.inSeconds * pow(multiplier, exponent))
         let jitterShare = min(1, max(0, jitter))
         let jittered = base * (1 - jitterShare) + base * jitterShare * min(1, max(0, random))
         var delay = Duration.milliseconds(Int64((jittered * 1000).rounded()))
@@ -30,10 +41,6 @@ public struct RetryPolicy: Sendable, Hashable {
             delay = max(delay, min(retryAfter, maxRetryAfter))
         }
         return delay
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 

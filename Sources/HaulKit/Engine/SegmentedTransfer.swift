@@ -7,13 +7,24 @@ import NIOCore
 ///
 /// Every request carries `If-Range` and every `206` is checked against the recorded validators, size and the
 /// requested start: a mismatch on any connection stops them all and the download restarts from byte 0, so a file is
-/// never mixed from two versions. A connection that the server refuses (503, 429, resets) while others are working
-/// gives up its place: the download goes on with fewer connections.
+/// never mixed from two versions. A `200` (the server ignored the range, or `If-Range` saw a new version) is a
+/// whole new copy: it stops the others and is handed to the job, which writes it from byte 0 on one connection.
+/// A connection that the server refuses (503, 429, refused) before any byte, while others work, gives up its place.
+/// Failures are retried through the download's one ``Retrier``, so bytes gained on any segment count as progress.
 struct SegmentedTransfer: Sendable {
     /// Stop every connection and restart the download from byte 0.
     struct Restart: Error {
         var reason: RestartReason
         var detail: String
+        /// A response that is a complete new copy from byte 0 (a `200`), to be written instead of requesting again.
+        var replacement: Replacement?
+    }
+
+    /// A `200` answering a segment's request: the new representation, body not yet read.
+    struct Replacement: Sendable {
+        var response: HTTPClientResponse
+        var head: ResponseHead
+        var validator: ResourceValidator
     }
 
     /// The first response, already validated, to use for the segment that starts where it starts.
@@ -29,10 +40,10 @@ struct SegmentedTransfer: Sendable {
     let validator: ResourceValidator
     let policy: DownloadOptions.ChangePolicy
     let headers: @Sendable (_ first: Int64, _ last: Int64, _ ifRange: String?) -> [(String, String)]
-    let file: PartFile
+    let writer: BodyWriter
     let board: SegmentBoard
     let state: TransferState
-    let limiter: RateLimiter
+    let retrier: Retrier
     let environment: JobEnvironment
     let connections: Int
     var logger: Logger
@@ -52,30 +63,28 @@ struct SegmentedTransfer: Sendable {
         board.workerChanged(by: 1)
         defer { board.workerChanged(by: -1) }
         var opening = opening
-        var failures = 0
-        let settings = environment.settings
         while let (segment, verify) = board.claim() {
+            let setback: DownloadError
             do {
-                if try await fetch(segment, verify: verify, opening: &opening) { failures = 0 }
+                let wrote = try await fetch(segment, verify: verify, opening: &opening)
                 board.release(segment.id)
+                if wrote { continue }
+                // An answer that carried none of the requested bytes waits like a failure: no tight loop.
+                setback = .responseTruncated(received: 0, expected: segment.end - segment.next)
             } catch {
                 board.release(segment.id)
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
                 if error is Restart { throw error }
-                let failure = DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
+                let failure = DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout)
                 guard failure.isTransient else { throw failure }
-                if index > 0, board.workerChanged(by: 0) > 1 {
+                if index > 0, failure.isRefusal, board.workerChanged(by: 0) > 1 {
                     // The server refuses this extra connection: leave the work to the others.
                     logger.info("dropping a connection", metadata: ["connection": "\(index)", "error": "\(failure)"])
                     return
                 }
-                failures += 1
-                if failures >= settings.retry.maxAttempts { throw failure.givingUp(after: failures) }
-                let delay = settings.retry.delay(
-                    afterFailure: failures, retryAfter: failure.retryAfter, random: Double.random(in: 0...1))
-                environment.events.yield(id, .retrying(failure, attempt: failures, delay: delay))
-                try await settings.clock.sleep(for: delay)
+                setback = failure
             }
+            try await retrier.wait(after: .failure(setback), bytes: state.current.received)
         }
     }
 
@@ -97,52 +106,53 @@ struct SegmentedTransfer: Sendable {
             board.requesting(segment.id, through: end)
             let response = try await environment.transport.get(
                 url, headers: headers(start, end - 1, validator.ifRange), logger: logger)
-            let head = ResponseHead(response, now: Date())
-            let decision = ResponseEvaluator.evaluate(
-                head, request: RangeRequest(start: start, overlap: overlap), recorded: validator, url: url,
-                policy: policy)
-            switch decision {
-            case .write(let offset, _, nil) where offset == start:
-                body = response.body
-            case .write(_, _, let reason?):
-                throw Restart(reason: reason, detail: "a segment request got \(head.status)")
-            case .refetchFromStart(let reason, let detail):
-                throw Restart(reason: reason, detail: detail)
-            case .write, .alreadyComplete:
-                throw Restart(reason: .rangeMismatch, detail: "a segment request got \(head.status)")
-            case .retry(let error), .fail(let error):
-                throw error
-            }
+            body = try accept(response, start: start, overlap: overlap)
         }
 
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
-        var position = start
-        var check = try OverlapCheck(file: file, offset: start, count: Int(overlap))
-        var allowed = segment.end - segment.next
         var wrote = false
-        for try await chunk in body {
-            var chunk = chunk
-            if check.remaining > 0 {
-                guard let count = check.consume(&chunk) else {
-                    throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
-                }
-                position += Int64(count)
-            }
-            while chunk.readableBytes > 0 {
-                // The segment's end may have moved closer: another connection took over its second half.
-                guard allowed > 0 else { return wrote }
-                let count = min(chunk.readableBytes, Int(min(allowed, 64 * 1024)))
-                let slice = chunk.readSlice(length: count)!
-                try file.write(slice, at: position)
-                position += Int64(count)
-                wrote = true
-                allowed = board.record(segment.id, through: position)
-                state.didReceive(count)
-                let pause = max(limiter.delay(for: count), environment.globalLimiter.delay(for: count))
-                if pause > .zero { try await Task.sleep(for: pause) }
-            }
+        let ending = try await writer.write(
+            body, from: start, overlap: overlap, room: segment.end - segment.next
+        ) { count, position in
+            wrote = true
+            state.didReceive(count)
+            // The segment's end may have moved closer: another connection took over its second half.
+            return board.record(segment.id, through: position)
+        }
+        if ending == .mismatch {
+            throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
         }
         return wrote
+    }
+
+    /// The body of a segment response that may be written at `start`; anything else stops the transfer.
+    private func accept(_ response: HTTPClientResponse, start: Int64, overlap: Int64) throws -> HTTPClientResponse.Body {
+        let head = ResponseHead(response, now: Date())
+        if head.status == 200 || head.status == 203 {
+            // The whole representation, whatever was asked: a new copy from byte 0 (or a failure by policy).
+            var fresh = head.validator
+            fresh.totalBytes = head.contentLength
+            let change = validator.differs(from: fresh)
+            if policy == .fail { throw change.map { DownloadError.resourceChanged($0) } ?? .serverIgnoredRange }
+            throw Restart(
+                reason: change == nil ? .serverIgnoredRange : .resourceChanged,
+                detail: change ?? "a segment request got 200",
+                replacement: Replacement(response: response, head: head, validator: fresh))
+        }
+        let decision = ResponseEvaluator.evaluate(
+            head, request: RangeRequest(start: start, overlap: overlap), recorded: validator, url: url, policy: policy)
+        switch decision {
+        case .write(let offset, _, nil) where offset == start:
+            return response.body
+        case .write(_, _, let reason?):
+            throw Restart(reason: reason, detail: "a segment request got \(head.status)")
+        case .refetchFromStart(let reason, let detail):
+            throw Restart(reason: reason, detail: detail)
+        case .write, .alreadyComplete:
+            throw Restart(reason: .rangeMismatch, detail: "a segment request got \(head.status)")
+        case .retry(let error), .fail(let error):
+            throw error
+        }
     }
 }

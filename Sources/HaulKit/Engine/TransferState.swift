@@ -22,6 +22,8 @@ final class TransferState: Sendable {
         var finished = false
         /// The part file being written, once its name is known.
         var file: PartFile?
+        /// A write-back failure (a checkpoint's sync failed): the download must not complete.
+        var failure: DownloadError?
     }
 
     private let values: Mutex<Values>
@@ -48,6 +50,9 @@ final class TransferState: Sendable {
             $0.transferred += Int64(count)
         }
     }
+
+    /// The write-back failure, if one happened (checked by the receive loops).
+    var failure: DownloadError? { values.withLock { $0.failure } }
 
     var progress: DownloadProgress {
         values.withLock {

@@ -51,6 +51,14 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let unknownDownload = Code(rawValue: 20)
         /// The state database cannot be opened or written.
         public static let stateDatabase = Code(rawValue: 21)
+        /// The download restarted from byte 0 too often in one run (the server keeps changing its answer).
+        public static let resourceUnstable = Code(rawValue: 22)
+        /// A connection stayed below the lowest acceptable speed for the whole window.
+        public static let tooSlow = Code(rawValue: 23)
+        /// The download's record in the state database cannot be read.
+        public static let damagedRecord = Code(rawValue: 24)
+        /// Another download, or another process, already writes to the destination.
+        public static let destinationInUse = Code(rawValue: 25)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -92,7 +100,18 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
             code: code, summary: "\(summary) (gave up after \(attempts) attempts)", suggestion: suggestion,
             isTransient: isTransient, httpStatus: httpStatus, retryAfter: retryAfter)
     }
+
+    /// An explicit refusal to serve now (429, 503): a server that limits connections says so.
+    var isRefusal: Bool { httpStatus == 429 || httpStatus == 503 }
+
+    /// The same error, noting that it ended the download after `limit` without a new byte.
+    func givingUp(afterNoProgressFor limit: Duration) -> DownloadError {
+        DownloadError(
+            code: code, summary: "\(summary) (gave up: no new data for \(limit.wholeSeconds) s)",
+            suggestion: suggestion, isTransient: isTransient, httpStatus: httpStatus, retryAfter: retryAfter)
+    }
 }
+
 
 // MARK: - Constructors
 
@@ -239,6 +258,35 @@ extension DownloadError {
         .init(
             code: .stateDatabase, summary: "state database \(path): \(reason)",
             suggestion: "check that the directory is writable and the file is not corrupt", isTransient: false)
+    }
+
+    public static func resourceUnstable(restarts: Int, lastReason: String) -> DownloadError {
+        .init(
+            code: .resourceUnstable,
+            summary: "the server's answers kept changing: \(restarts) restarts from the start (last: \(lastReason))",
+            suggestion: "the server (or a load balancer) serves inconsistent versions; try another mirror or later",
+            isTransient: false)
+    }
+
+    public static func tooSlow(bytesPerSecond: Int64, window: Duration) -> DownloadError {
+        .init(
+            code: .tooSlow,
+            summary: "the transfer stayed below \(bytesPerSecond) bytes/s for \(window.wholeSeconds) s",
+            suggestion: "the server or network is trickling; Haul resumes on a fresh connection, or lower the lowest speed",
+            isTransient: true)
+    }
+
+    public static func damagedRecord(_ id: DownloadID, reason: String) -> DownloadError {
+        .init(
+            code: .damagedRecord, summary: "the record of download \(id) is damaged: \(reason)",
+            suggestion: "remove this download and add it again; the other downloads are unaffected",
+            isTransient: false)
+    }
+
+    public static func destinationInUse(path: String, by holder: String) -> DownloadError {
+        .init(
+            code: .destinationInUse, summary: "\(path) is already being written by \(holder)",
+            suggestion: "choose another output file, or wait for the other download to finish", isTransient: false)
     }
 
     public static func internalError(_ detail: String) -> DownloadError {

@@ -62,9 +62,27 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
 }
 
 /// One request header line.
-public struct HTTPHeaderField: Sendable, Hashable, Codable {
+public struct HTTPHeaderField: Sendable, Hashable, Codable, CustomStringConvertible {
     public var name: String
     public var value: String
+
+    /// Whether the header carries a credential: `Authorization`, `Proxy-Authorization`, `Cookie`, or a name that
+    /// contains `token`, `key`, `secret`, `password` or `session`.
+    public var isCredential: Bool {
+        let lowered = name.lowercased()
+        if ["authorization", "proxy-authorization", "cookie"].contains(lowered) { return true }
+        return ["token", "key", "secret", "password", "session"].contains { lowered.contains($0) }
+    }
+
+    /// The value to show: a credential's value is masked (its scheme, such as `Bearer`, is kept).
+    public var displayValue: String {
+        guard isCredential else { return value }
+        let scheme = value.split(separator: " ", maxSplits: 1)
+        return scheme.count == 2 && scheme[0].count < 16 ? "\(scheme[0]) ***" : "***"
+    }
+
+    /// `Name: value`, with a credential masked; safe to print or log.
+    public var description: String { "\(name): \(displayValue)" }
 
     public init(name: String, value: String) {
         self.name = name

@@ -16,8 +16,13 @@ extension DownloadManager {
         public var connectTimeout: Duration = .seconds(30)
         /// A transfer with no bytes for this long is dropped and resumed. Default 30 s.
         public var stallTimeout: Duration = .seconds(30)
-        /// How failures are retried.
+        /// How failures are retried, and when a download gives up (attempts and time without progress, restarts).
         public var retry = RetryPolicy()
+        /// A response slower than this many bytes per second over ``lowSpeedWindow`` is dropped and resumed on a
+        /// fresh connection; nil never drops one. Default 1 KiB/s.
+        public var lowestSpeed: Int64? = 1024
+        /// The window over which ``lowestSpeed`` is measured. Default 30 s.
+        public var lowSpeedWindow: Duration = .seconds(30)
         /// A cap on the total speed of all downloads in bytes per second; nil for none.
         public var globalSpeedLimit: Int64?
         /// Sent as `User-Agent` unless a download sets its own.
@@ -43,8 +48,11 @@ extension DownloadManager {
         public var checkpointInterval: Duration = .seconds(1)
         /// How often progress is published per download. Default 250 ms.
         public var progressInterval: Duration = .milliseconds(250)
-        /// The clock that times retry delays; tests pass a mock clock.
+        /// The clock that times retry delays, the time without progress and the lowest-speed window; tests pass a
+        /// mock clock.
         public var clock: any Clock<Duration> = ContinuousClock()
+        /// Failures injected by tests.
+        var faults = FaultInjection()
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -71,7 +79,8 @@ extension DownloadManager {
                 retry: retry, stallTimeout: stallTimeout, resumeOverlap: resumeOverlap,
                 checkpointInterval: checkpointInterval, progressInterval: progressInterval, userAgent: userAgent,
                 clock: clock, logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
-                minimumSegmentSize: max(128 * 1024, minimumSegmentSize))
+                minimumSegmentSize: max(128 * 1024, minimumSegmentSize), lowestSpeed: lowestSpeed,
+                lowSpeedWindow: lowSpeedWindow, faults: faults)
         }
     }
 }

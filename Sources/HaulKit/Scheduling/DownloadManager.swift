@@ -39,6 +39,8 @@ public actor DownloadManager {
     private var adopted: Set<DownloadID> = []
     /// Downloads this manager would run but another process is running; taken over if that process dies.
     private var heldElsewhere: Set<DownloadID> = []
+    /// Why removing a running download could not delete its files, kept for the caller of ``remove(_:deletingFiles:)``.
+    private var removalFailures: [DownloadID: DownloadError] = [:]
     private var watcher: Task<Void, Never>?
     private var lastDataVersion: Int?
     private var lastReconciled = Date()
@@ -126,12 +128,25 @@ public actor DownloadManager {
         var results: [DownloadID?] = []
         var fresh: [DownloadRecord] = []
         var freshPositions: [Int] = []
+        var files: Set<String> = []
         for (url, destination, options) in downloads {
             try Self.validate(url)
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
             }
             let resolved = resolve(destination)
+            if case .file(let file) = resolved {
+                // Two downloads never write one file: not two in this batch, nor one beside an unfinished other.
+                guard files.insert(file.path).inserted else {
+                    throw .invalidRequest("two downloads would write \(file.path): give each its own file")
+                }
+                if let holder = reservedPaths[file.path], let other = records[holder], other.url != url.absoluteString,
+                    other.state != .completed
+                {
+                    throw .invalidRequest(
+                        "download \(holder) already writes \(file.path): give this one another file, or remove it")
+                }
+            }
             if let existing = existingDownload(url: url.absoluteString, destination: resolved) {
                 adopted.insert(existing)
                 try? resume(existing)
@@ -247,7 +262,10 @@ public actor DownloadManager {
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
     public func resume(_ ids: [DownloadID]) throws(DownloadError) {
-        for id in ids { _ = try existing(id) }
+        for id in ids where try existing(id).isDamaged {
+            // Its row cannot be read: there is nothing to resume from.
+            throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")
+        }
         var recorded: [DownloadID] = []
         for id in ids {
             guard let record = records[id] else { continue }
@@ -257,6 +275,14 @@ public actor DownloadManager {
                 recorded.append(id)
             case .queued where !queue.contains(id) && jobs[id] == nil && configuration.runsDownloads:
                 queue.insert(id, priority: record.options.priority)
+            case .running where jobs[id] == nil && configuration.runsDownloads:
+                // Recorded as running, but not here: follow it while its process lives, take it over if it died.
+                if locks.isHeldElsewhere(id) {
+                    heldElsewhere.insert(id)
+                } else {
+                    heldElsewhere.remove(id)
+                    recorded.append(id)
+                }
             case .queued, .running, .completed:
                 break
             }
@@ -283,8 +309,11 @@ public actor DownloadManager {
     public func remove(_ ids: [DownloadID], deletingFiles: Bool = false) async throws(DownloadError) {
         for id in ids { _ = try existing(id) }
         let running = ids.filter { jobs[$0] != nil }
-        let failure = forget(ids.filter { jobs[$0] == nil }, deletingFiles: deletingFiles)
-        for id in running { await stop(id, reason: .remove(deletingFile: deletingFiles)) }
+        var failure = forget(ids.filter { jobs[$0] == nil }, deletingFiles: deletingFiles)
+        for id in running {
+            await stop(id, reason: .remove(deletingFile: deletingFiles))
+            if let removal = removalFailures.removeValue(forKey: id) { failure = failure ?? removal }
+        }
         if let failure { throw failure }
     }
 
@@ -295,7 +324,7 @@ public actor DownloadManager {
 
     /// Resumes every paused and failed download.
     public func resumeAll() {
-        try? resume(ids(in: [.paused, .failed, .queued]))
+        try? resume(ids(in: [.paused, .failed, .queued]).filter { records[$0]?.isDamaged == false })
     }
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
@@ -442,7 +471,8 @@ public actor DownloadManager {
     }
 
     private func start(_ id: DownloadID) {
-        guard var record = records[id] else { return }
+        // Never a second job for one download (its lock is per process: it would not keep this manager out).
+        guard var record = records[id], jobs[id] == nil, !record.isDamaged else { return }
         guard locks.tryLock(id) else {
             // Another process runs it: show what it records, and take over if it dies.
             heldElsewhere.insert(id)
@@ -508,9 +538,9 @@ public actor DownloadManager {
         case (.completed, .remove(let deletingFile)):
             // Finished just as it was removed: the file is complete, so only `deletingFile` deletes it.
             records[id]?.state = .completed
-            try? forget(id, deletingFile: deletingFile)
+            removalFailures[id] = forget([id], deletingFiles: deletingFile)
         case (_, .remove(let deletingFile)):
-            try? forget(id, deletingFile: deletingFile)
+            removalFailures[id] = forget([id], deletingFiles: deletingFile)
         case (.completed(_, let file), _):
             // The finishing queue recorded it completed once the file was in place.
             record.completedAt = transfer.completedAt ?? Date()
@@ -593,10 +623,6 @@ public actor DownloadManager {
         }
     }
 
-    private func forget(_ id: DownloadID, deletingFile: Bool) throws(DownloadError) {
-        if let failure = forget([id], deletingFiles: deletingFile) { throw failure }
-    }
-
     /// Deletes the downloads' partial data (and completed files if asked) and forgets them in one transaction;
     /// one whose file cannot be deleted is kept. Returns the first error.
     private func forget(_ ids: [DownloadID], deletingFiles: Bool) -> DownloadError? {
@@ -642,8 +668,10 @@ public actor DownloadManager {
         var number = 0
         while true {
             let path = (directory as NSString).appendingPathComponent(candidate)
+            // The name and the files beside it (part file, journal) must all be free.
             let taken =
                 FileSystem.entry(at: path) != .none || FileSystem.entry(at: path + partFileSuffix) != .none
+                || FileSystem.entry(at: path + longestSiblingSuffix) != .none
                 || (reservedPaths[path].map { $0 != id && records[$0]?.state != .completed } ?? false)
             if !taken {
                 // The job records it with the rest of its columns.
@@ -686,6 +714,7 @@ public actor DownloadManager {
                 for id in Array(records.keys) where !ids.contains(id) {
                     if jobs[id] != nil {
                         await stop(id, reason: .remove(deletingFile: false))
+                        removalFailures[id] = nil
                     } else {
                         dropFromMemory(id)
                     }
@@ -781,7 +810,7 @@ public actor DownloadManager {
                 receivedBytes: record.state == .completed ? (record.totalBytes ?? 0) : record.checkpointedBytes,
                 expectedBytes: record.totalBytes)
         return DownloadSnapshot(
-            id: id, url: URL(string: record.url)!, finalURL: record.finalURL.flatMap(URL.init(string:)),
+            id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!, finalURL: record.finalURL.flatMap(URL.init(string:)),
             state: record.state, progress: progress,
             file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) }, lastError: record.lastError,
             options: record.options, createdAt: record.createdAt, startedAt: record.startedAt,

@@ -26,6 +26,6 @@ final class RateLimiter: Sendable {
 
     private var now: Double {
         let elapsed = origin.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 }

@@ -74,6 +74,20 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
         contentEncoding = validator.contentEncoding
     }
 
+    /// A row that could not be read: shown as failed with a ``DownloadError/Code/damagedRecord`` error, never run
+    /// or written, and deleted by `remove`.
+    var isDamaged: Bool { errorCode == DownloadError.Code.damagedRecord.rawValue }
+
+    /// The stand-in for a row that could not be read.
+    static func damaged(id: Int64, url: String?, reason: String) -> DownloadRecord {
+        let now = Date()
+        var record = DownloadRecord(
+            id: id, url: url ?? "", requestedDestination: nil, destinationPath: nil, options: DownloadOptions(),
+            state: .failed, createdAt: now, updatedAt: now)
+        record.lastError = .damagedRecord(DownloadID(rawValue: id), reason: reason)
+        return record
+    }
+
     var lastError: DownloadError? {
         get {
             guard let errorCode else { return nil }

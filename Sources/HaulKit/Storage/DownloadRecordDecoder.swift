@@ -14,37 +14,56 @@ struct DownloadRecordDecoder {
     private var destinations: [String: DownloadDestination] = [:]
     private let json = DownloadRecord.databaseJSONDecoder(for: "options")
 
-    /// Decodes a row of ``select`` (columns in the order of ``DownloadColumn``).
+    /// Decodes a row of ``select`` (columns in the order of ``DownloadColumn``); throws on any value of the wrong
+    /// type, never traps.
     mutating func decode(_ row: Row) throws -> DownloadRecord {
-        let optionsText: String = row[4]
-        let stateText: String = row[5]
+        let optionsText: String = try row.decode(atIndex: 4)
+        let stateText: String = try row.decode(atIndex: 5)
         guard let state = DownloadState(rawValue: stateText) else {
-            throw DownloadError.internalError("unknown download state '\(stateText)' in the database")
+            throw DownloadError.internalError("unknown download state '\(stateText)'")
         }
         var record = DownloadRecord(
-            id: row[0], url: row[1], requestedDestination: try destination(row[2]), destinationPath: row[3],
-            options: try options(optionsText), state: state, createdAt: row[6], updatedAt: row[7])
-        record.startedAt = row[8]
-        record.completedAt = row[9]
-        record.errorCode = row[10]
-        record.errorSummary = row[11]
-        record.errorSuggestion = row[12]
-        record.errorTransient = row[13]
-        record.errorHTTPStatus = row[14]
-        record.hasPartData = row[15]
-        record.generation = row[16]
-        record.durableBytes = row[17]
-        record.bootID = row[18]
-        record.etag = row[19]
-        record.lastModified = row[20]
-        record.totalBytes = row[21]
-        record.contentEncoding = row[22]
-        record.finalURL = row[23]
-        record.finalizing = row[24]
-        if let plan: String = row[25] {
+            id: try row.decode(atIndex: 0), url: try row.decode(atIndex: 1),
+            requestedDestination: try destination(try row.decode(atIndex: 2)),
+            destinationPath: try row.decode(atIndex: 3), options: try options(optionsText), state: state,
+            createdAt: try row.decode(atIndex: 6), updatedAt: try row.decode(atIndex: 7))
+        record.startedAt = try row.decode(atIndex: 8)
+        record.completedAt = try row.decode(atIndex: 9)
+        record.errorCode = try row.decode(atIndex: 10)
+        record.errorSummary = try row.decode(atIndex: 11)
+        record.errorSuggestion = try row.decode(atIndex: 12)
+        record.errorTransient = try row.decode(atIndex: 13)
+        record.errorHTTPStatus = try row.decode(atIndex: 14)
+        record.hasPartData = try row.decode(atIndex: 15)
+        record.generation = try row.decode(atIndex: 16)
+        record.durableBytes = try row.decode(atIndex: 17)
+        record.bootID = try row.decode(atIndex: 18)
+        record.etag = try row.decode(atIndex: 19)
+        record.lastModified = try row.decode(atIndex: 20)
+        record.totalBytes = try row.decode(atIndex: 21)
+        record.contentEncoding = try row.decode(atIndex: 22)
+        record.finalURL = try row.decode(atIndex: 23)
+        record.finalizing = try row.decode(atIndex: 24)
+        if let plan: String = try row.decode(atIndex: 25) {
             record.segments = try json.decode([Segment].self, from: Data(plan.utf8))
         }
         return record
+    }
+
+    /// ``decode(_:)``, or the damaged stand-in when the row cannot be read, so one bad row never stops the rest.
+    mutating func decodeOrMarkDamaged(_ row: Row) -> DownloadRecord {
+        do {
+            return try decode(row)
+        } catch {
+            let id: Int64 = (try? row.decode(atIndex: 0)) ?? 0
+            let url: String? = try? row.decode(atIndex: 1)
+            return .damaged(id: id, url: url, reason: Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? DownloadError { return error.summary }
+        return String(describing: error).split(separator: "\n").first.map(String.init) ?? "unreadable"
     }
 
     private mutating func options(_ text: String) throws -> DownloadOptions {
@@ -67,7 +86,7 @@ struct DownloadRecordDecoder {
         var decoder = DownloadRecordDecoder()
         var records: [DownloadRecord] = []
         let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try rows.next() { records.append(try decoder.decode(row)) }
+        while let row = try rows.next() { records.append(decoder.decodeOrMarkDamaged(row)) }
         return records
     }
 }

@@ -11,7 +11,9 @@ final class DownloadStore: Sendable {
     init(path: String) throws(DownloadError) {
         self.path = path
         do {
-            try FileSystem.createDirectory(FileSystem.parent(of: path))
+            // Requests may carry credentials (`-H 'Authorization: …'`): only the owner may read the state.
+            try FileSystem.createPrivateDirectory(FileSystem.parent(of: path))
+            try FileSystem.restrictToOwner(path, creating: true)
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.label = "haul"
@@ -21,7 +23,14 @@ final class DownloadStore: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
             }
             database = try DatabasePool(path: path, configuration: configuration)
+            if try database.read({ try Self.migrator.hasBeenSuperseded($0) }) {
+                throw DownloadError.stateDatabase(
+                    path: path,
+                    reason: "it was written by a newer version of Haul, which this one (\(HaulVersion.current)) cannot "
+                        + "read safely; use the newer haul, or another state directory")
+            }
             try Self.migrator.migrate(database)
+            for suffix in ["-wal", "-shm"] { try FileSystem.restrictToOwner(path + suffix, creating: false) }
         } catch let error as DownloadError {
             throw error
         } catch {
@@ -227,6 +236,14 @@ final class DownloadStore: Sendable {
                 """)
             try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
             return db.changesCount > 0
+        }
+    }
+
+    /// Forgets the boot a part file was written in, so the next run trusts only the bytes the last checkpoint
+    /// recorded as synced (after a failed sync, the page cache's bytes may never reach the disk).
+    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
+        try write { db in
+            try db.execute(sql: "UPDATE download SET bootID = NULL WHERE id = ?", arguments: [id.rawValue])
         }
     }
 

@@ -4,10 +4,10 @@ import Foundation
 ///
 /// A name from the network never leaves the download directory: any path is stripped (`/`, `\`, `..`), control
 /// characters and NUL are removed, leading dots are dropped (no hidden files), and the name is capped so that it
-/// and its `.part` sibling fit in 255 bytes, keeping the extension.
+/// and its longest sibling (`.part.segments`) fit in 255 bytes, keeping the extension.
 enum FileNamer {
-    /// Longest name in UTF-8 bytes, leaving room for the `.part` suffix within the usual 255-byte limit.
-    static let maximumLength = 255 - partFileSuffix.count
+    /// Longest name in UTF-8 bytes, leaving room for the longest sibling's suffix within the usual 255-byte limit.
+    static let maximumLength = 255 - longestSiblingSuffix.utf8.count
     static let fallbackName = "index.html"
 
     /// The name for a download: `Content-Disposition` first, else the URL's last path segment, else `index.html`.
@@ -69,6 +69,12 @@ enum FileNamer {
         return capped("\(stem) (\(number))\(suffix)")
     }
 
+    /// Whether a name says the file is compressed, so a `Content-Encoding: gzip` body is the file itself.
+    static func saysCompressed(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return [".gz", ".tgz", ".gzip", ".z", ".zz", ".svgz"].contains { lowered.hasSuffix($0) }
+    }
+
     /// Splits `name` into stem and extension, keeping compound `.tar.*` extensions together.
     static func split(_ name: String) -> (stem: String, suffix: String) {
         let lowered = name.lowercased()
@@ -83,3 +89,5 @@ enum FileNamer {
 
 /// The suffix of the file a download writes into until it is complete.
 let partFileSuffix = ".part"
+/// The longest suffix of a file Haul keeps beside a destination: the multi-connection journal.
+let longestSiblingSuffix = partFileSuffix + SegmentJournal.suffix

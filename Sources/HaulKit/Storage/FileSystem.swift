@@ -38,6 +38,30 @@ enum FileSystem {
         }
     }
 
+    /// Creates `path` (and missing parents) readable by its owner only (0700); an existing directory is left as
+    /// it is (it may be the user's own).
+    static func createPrivateDirectory(_ path: String) throws(DownloadError) {
+        if entry(at: path) == .directory { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .destinationNotWritable(path: path, reason: "cannot create the directory (\(error.localizedDescription))")
+        }
+    }
+
+    /// Makes the file at `path` readable and writable by its owner only (0600), creating it empty if asked.
+    static func restrictToOwner(_ path: String, creating: Bool) throws(DownloadError) {
+        if creating {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw .fileSystem(errno: errno, path: path, operation: "open") }
+            _ = systemClose(fd)
+        }
+        guard chmod(path, 0o600) == 0 || errno == ENOENT else {
+            throw .fileSystem(errno: errno, path: path, operation: "chmod")
+        }
+    }
+
     /// Atomically moves `source` over `destination` (replacing a file or symbolic link there, never following it).
     static func rename(_ source: String, to destination: String) throws(DownloadError) {
         if entry(at: destination) == .directory {

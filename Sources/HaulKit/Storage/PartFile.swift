@@ -16,23 +16,45 @@ final class PartFile: Sendable {
     /// The device (file system) the file is on.
     let device: UInt64
 
-    /// Opens (creating if needed) the regular file at `path`, refusing symbolic links.
-    init(path: String, truncate: Bool) throws(DownloadError) {
+    /// How to open a part file.
+    enum Mode: Sendable {
+        /// Create a new file; fails with ``DownloadError/Code/destinationInUse`` if anything is at the path
+        /// (`O_EXCL`: another process created it first).
+        case createNew
+        /// Open the file of an earlier run, creating it if it is missing.
+        case continueExisting
+        /// Open a file that exists without a record of ours and empty it (a leftover nobody writes any more).
+        case reuseLeftover
+    }
+
+    /// Opens the regular file at `path` (never following a symbolic link) and takes its write lock, so that no
+    /// other process or manager writes it at the same time; the lock goes with ``close()`` or the process.
+    init(path: String, mode: Mode) throws(DownloadError) {
         self.path = path
         var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
-        if truncate { flags |= O_TRUNC }
+        if case .createNew = mode { flags |= O_EXCL }
         let fd = PartFile.retryingInterrupts { open(path, flags, 0o644) }
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP {
                 throw .destinationNotWritable(path: path, reason: "it is a symbolic link, which Haul never follows")
             }
+            if code == EEXIST { throw .destinationInUse(path: path, by: "a file created at the same moment") }
             throw .fileSystem(errno: code, path: path, operation: "open")
         }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             _ = systemClose(fd)
             throw .destinationNotWritable(path: path, reason: "it is not a regular file")
+        }
+        guard FileLock.tryLock(fd, start: 0, length: 0) else {
+            _ = systemClose(fd)
+            throw .destinationInUse(path: path, by: "another download (in this or another process)")
+        }
+        if case .reuseLeftover = mode, ftruncate(fd, 0) != 0 {
+            let code = errno
+            _ = systemClose(fd)
+            throw .fileSystem(errno: code, path: path, operation: "truncate")
         }
         self.descriptor = fd
         self.device = UInt64(info.st_dev)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 
@@ -40,6 +41,12 @@ extension DownloadError {
             return .tlsFailure("\(error)")
         case let error as NIOSSLExtraError:
             return .tlsFailure("\(error)")
+        case let error as NIOHTTPDecompression.ExtraDecompressionError where error == .truncatedData:
+            return .networkFailure("the connection closed in the middle of the compressed response")
+        case let error as NIOHTTPDecompression.ExtraDecompressionError:
+            return .malformedResponse("the compressed body is corrupt (\(error))")
+        case let error as NIOHTTPDecompression.DecompressionError:
+            return .malformedResponse("the compressed body cannot be decoded (\(error))")
         case is SocketAddressError:
             return .networkFailure("could not resolve the host name")
         default:
@@ -50,7 +57,7 @@ extension DownloadError {
     private static func mapping(_ error: HTTPClientError, stallTimeout: Duration) -> DownloadError {
         switch error {
         case .readTimeout, .deadlineExceeded:
-            return .stalled(seconds: Int(stallTimeout.components.seconds))
+            return .stalled(seconds: Int(stallTimeout.wholeSeconds))
         case .connectTimeout, .getConnectionFromPoolTimeout:
             return .networkFailure("connecting timed out")
         case .tlsHandshakeTimeout:
@@ -84,6 +91,17 @@ extension DownloadError {
         case ENETUNREACH: "network unreachable"
         case EHOSTUNREACH: "host unreachable"
         default: String(cString: strerror(code))
+        }
+    }
+
+    /// The error that describes a restart from byte 0 for `reason` (what a restart budget reports when spent).
+    static func restart(_ reason: RestartReason, detail: String) -> DownloadError {
+        switch reason {
+        case .serverIgnoredRange: .serverIgnoredRange
+        case .resourceChanged: .resourceChanged(detail)
+        case .rangeMismatch: .rangeMismatch(detail)
+        case .contentMismatch: .resourceChanged("the bytes before the resume point differ from the disk (\(detail))")
+        case .checksumMismatch: .internalError("a checksum mismatch is not restarted: \(detail)")
         }
     }
 

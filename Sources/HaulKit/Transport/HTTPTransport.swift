@@ -8,7 +8,8 @@ import Synchronization
 /// Sends GET requests with AsyncHTTPClient, configured for downloading.
 ///
 /// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
-/// cycles, no decompression (ranges count the bytes as sent), the stall timeout as the read timeout (it is what
+/// cycles, no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
+/// although asked not to), the stall timeout as the read timeout (it is what
 /// catches a body that stops), the system trust store for TLS.
 /// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
 /// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
@@ -37,6 +38,8 @@ final class HTTPTransport: Sendable {
     }
 
     private let client: HTTPClient
+    /// The same, decoding gzip and deflate bodies: for servers that compress although asked not to.
+    private let decodingClient: HTTPClient
     private let headerDeadline: TimeAmount
     let stallTimeout: Duration
 
@@ -48,29 +51,39 @@ final class HTTPTransport: Sendable {
         configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: TimeAmount(stallTimeout))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        // A decoded body may be much larger than the encoded one; the disk, not memory, takes it.
+        configuration.decompression = .enabled(limit: .ratio(1000))
+        decodingClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         headerDeadline = TimeAmount(connectTimeout) + TimeAmount(stallTimeout)
         self.stallTimeout = stallTimeout
     }
 
     /// Sends `GET url` with `headers` and returns once the response head has arrived; the body streams after.
-    func get(_ url: String, headers: [(String, String)], logger: Logger) async throws -> HTTPClientResponse {
+    /// With `decoding`, a gzip or deflate body arrives decoded.
+    func get(_ url: String, headers: [(String, String)], decoding: Bool = false, logger: Logger) async throws
+        -> HTTPClientResponse
+    {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        return try await client.execute(request, timeout: headerDeadline, logger: logger)
+        return try await (decoding ? decodingClient : client).execute(request, timeout: headerDeadline, logger: logger)
     }
 }
 
 extension ResponseHead {
-    /// Extracts what resuming needs from a response.
+    /// Extracts what resuming needs from a response. Text from the server never carries control characters
+    /// onward (it ends up in errors shown on terminals).
     init(_ response: HTTPClientResponse, now: Date) {
         let headers = response.headers
         func single(_ name: String) -> String? {
-            headers[name].first.map { $0.trimmingWhitespace() }
+            headers[name].first.map { value in
+                let trimmed = value.trimmingWhitespace()
+                return ControlCharacters.occur(in: trimmed) ? ControlCharacters.removed(from: trimmed) : trimmed
+            }
         }
         self.init(
             status: Int(response.status.code),
-            reason: response.status.reasonPhrase,
+            reason: ControlCharacters.removed(from: response.status.reasonPhrase),
             contentLength: single("Content-Length").flatMap { ContentRange.number(Substring($0)) },
             contentRange: single("Content-Range"),
             etag: single("ETag"),

@@ -33,4 +33,15 @@ struct ResourceValidator: Sendable, Equatable, Codable {
         }
         return nil
     }
+
+    /// Encodings Haul decodes when a server sends them unasked (AsyncHTTPClient's decompression handles these).
+    static let decodableEncodings: Set<String> = ["gzip", "x-gzip", "deflate"]
+
+    private static let decodedPrefix = "decoded:"
+
+    /// The recorded encoding of a part file that holds the decoded bytes of a response sent with `encoding`.
+    static func decoded(_ encoding: String) -> String { decodedPrefix + encoding.lowercased() }
+
+    /// Whether a recorded encoding marks decoded bytes (which cannot be resumed by byte ranges).
+    static func isDecoded(_ recorded: String?) -> Bool { recorded?.hasPrefix(decodedPrefix) ?? false }
 }

@@ -42,6 +42,16 @@ enum ResponseDecision: Sendable, Equatable {
     case fail(DownloadError)
 }
 
+extension ResponseDecision {
+    /// The error of a ``retry(_:)`` or ``fail(_:)`` decision.
+    var error: DownloadError? {
+        switch self {
+        case .retry(let error), .fail(let error): error
+        case .write, .alreadyComplete, .refetchFromStart: nil
+        }
+    }
+}
+
 enum ResponseEvaluator {
     /// Decides what `head` means for a download that asked for `request`, knowing `recorded` (nil on a first request).
     static func evaluate(
@@ -85,11 +95,16 @@ enum ResponseEvaluator {
             return .write(offset: first, validator: validator, restart: nil)
 
         case 416:
-            if let header = head.contentRange, let range = ContentRange(parsing: header),
-                let size = range.completeLength, size == request.resumePoint,
+            let stated = head.contentRange.flatMap(ContentRange.init(parsing:))?.completeLength
+            if let size = stated, size == request.resumePoint,
                 recorded?.totalBytes == nil || recorded?.totalBytes == size
             {
                 return .alreadyComplete(totalBytes: size)
+            }
+            if stated == nil, request.resumePoint > 0, let recorded, recorded.totalBytes == nil, recorded.ifRange != nil {
+                // The size was never stated, and the range from the resume point of the same version (If-Range held,
+                // or the answer would have been 200) is unsatisfiable: the file ends there.
+                return .alreadyComplete(totalBytes: request.resumePoint)
             }
             let detail = "416 for bytes from \(request.start) (Content-Range: \(head.contentRange ?? "none"))"
             return policy == .fail ? .fail(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)

@@ -23,12 +23,15 @@ struct Add: AsyncParsableCommand {
         help: ArgumentHelp("Speed limit for each of these downloads, e.g. 500K, 2M (bytes per second).", valueName: "RATE"))
     var limitRate: String?
 
-    @Option(help: "Higher runs first (default 0).")
+    @Option(help: "Higher runs first (default 0; -1000000 to 1000000).")
     var priority: Int = 0
 
     @OptionGroup var state: StateOptions
 
     func validate() throws {
+        if !(-1_000_000...1_000_000).contains(priority) {
+            throw ValidationError("--priority must be -1000000 to 1000000, got \(priority)")
+        }
         if let limitRate, ByteFormat.parse(limitRate) == nil {
             throw ValidationError("--limit-rate '\(limitRate)' is not a rate like 500K, 2M or 1G")
         }

@@ -23,7 +23,7 @@ struct Get: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        var configuration = transfer.configuration(state: state)
+        var configuration = transfer.configuration(state: state, retryMaxTime: 90)
         // Only the URLs named here: other queued downloads wait for `haul run`.
         configuration.resumesStoredDownloads = false
         let session = try await ForegroundSession.open(

@@ -53,7 +53,7 @@ struct Info: AsyncParsableCommand {
         rows.append(("Connections", String(snapshot.options.connections)))
         if let limit = snapshot.options.speedLimit { rows.append(("Speed limit", ByteFormat.rate(Double(limit)))) }
         if let checksum = snapshot.options.checksum { rows.append(("Checksum", checksum.description)) }
-        for header in snapshot.options.headers { rows.append(("Header", "\(header.name): \(header.value)")) }
+        for header in snapshot.options.headers { rows.append(("Header", header.description)) }
         let dates = DateFormatter()
         dates.dateFormat = "yyyy-MM-dd HH:mm:ss"
         rows.append(("Added", dates.string(from: snapshot.createdAt)))

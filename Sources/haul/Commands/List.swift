@@ -81,6 +81,8 @@ struct DownloadSummary: Encodable {
     var totalBytes: Int64?
     var connections: Int
     var checksum: String?
+    /// Extra request headers as `Name: value`, credentials masked.
+    var headers: [String]?
     var createdAt: Date
     var startedAt: Date?
     var completedAt: Date?
@@ -96,6 +98,7 @@ struct DownloadSummary: Encodable {
         totalBytes = snapshot.totalBytes
         connections = snapshot.options.connections
         checksum = snapshot.options.checksum?.description
+        headers = snapshot.options.headers.isEmpty ? nil : snapshot.options.headers.map(\.description)
         createdAt = snapshot.createdAt
         startedAt = snapshot.startedAt
         completedAt = snapshot.completedAt

@@ -49,6 +49,12 @@ struct RequestOptions: ParsableArguments {
         if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
+        var files: Set<String> = []
+        for case .file(let file)? in planned.map(\.destination) {
+            guard files.insert(file.standardizedFileURL.path).inserted else {
+                throw ValidationError("two downloads would write \(file.path): give each its own out= name")
+            }
+        }
         _ = try downloadOptions()
     }
 

@@ -20,7 +20,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         let session = try await ForegroundSession.open(
-            transfer.configuration(state: state), mode: transfer.mode, followsNewDownloads: true,
+            transfer.configuration(state: state, retryMaxTime: 600), mode: transfer.mode, followsNewDownloads: true,
             resumeHint: "run 'haul run' again")
         let manager = session.manager
         await session.show(await manager.snapshots(in: [.queued, .running]))

@@ -1,4 +1,5 @@
 import Foundation
+import HaulKit
 
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,9 @@ enum Console {
     /// Writes `text` to standard output at once, in one call (a redrawn frame never tears).
     static func out(_ text: String) { write(1, text) }
 
-    /// Writes one line to standard error, prefixed with `haul: `.
-    static func error(_ message: String) { write(2, "haul: \(message)\n") }
+    /// Writes one line to standard error, prefixed with `haul: `; control characters (which may come from a
+    /// server) are removed first, so a message can never drive the terminal.
+    static func error(_ message: String) { write(2, "haul: \(ControlCharacters.removed(from: message))\n") }
 
     /// True if standard output is a terminal that understands cursor movement.
     static var isInteractive: Bool {

@@ -1,0 +1,74 @@
+import AsyncHTTPClient
+import NIOCore
+
+/// Streams one response body into the part file: compares the re-fetched overlap with the disk, writes at
+/// increasing offsets, applies the speed limits and drops a response that falls below the lowest speed.
+///
+/// The one body-writing loop, shared by one-connection and segment transfers; what the bytes mean (a contiguous
+/// prefix, or a segment of a plan) is the caller's `wrote` callback.
+struct BodyWriter: Sendable {
+    /// How a body ended.
+    enum Ending: Sendable, Equatable {
+        /// The body ended; `received` counts every body byte including the compared overlap.
+        case ended(position: Int64, received: Int64)
+        /// There was no more room (`wrote` returned 0) while the body still had bytes.
+        case full(position: Int64)
+        /// The bytes before the resume point differ from the disk.
+        case mismatch
+    }
+
+    let file: PartFile
+    let state: TransferState
+    let limiter: RateLimiter
+    let globalLimiter: RateLimiter
+    let settings: EngineSettings
+    /// Times the lowest-speed window (the settings' clock).
+    let stopwatch: Stopwatch
+
+    /// Most bytes written by one call, so a segment's plan is updated at least this often.
+    static let largestWrite = 64 * 1024
+
+    /// Writes `body`, whose first byte is at `start`; its first `overlap` bytes are only compared with the disk.
+    ///
+    /// - Parameters:
+    ///   - room: how many bytes may be written from the first position after the overlap.
+    ///   - wrote: called after each write with its byte count and the position after it; returns the room left.
+    func write(
+        _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
+        wrote: (_ count: Int, _ position: Int64) -> Int64
+    ) async throws -> Ending {
+        var position = start
+        var received: Int64 = 0
+        var room = room
+        var check = try OverlapCheck(file: file, offset: start, count: Int(overlap))
+        var watch = settings.lowestSpeed.map {
+            LowSpeedWatch(minimum: $0, window: settings.lowSpeedWindow, start: stopwatch.elapsed)
+        }
+        for try await chunk in body {
+            var chunk = chunk
+            received += Int64(chunk.readableBytes)
+            if let failure = state.failure { throw failure }
+            if watch?.record(chunk.readableBytes, at: stopwatch.elapsed) == true, let watch {
+                throw DownloadError.tooSlow(bytesPerSecond: watch.minimum, window: watch.window)
+            }
+            if check.remaining > 0 {
+                guard let count = check.consume(&chunk) else { return .mismatch }
+                position += Int64(count)
+                state.update { $0.transferred += Int64(count) }
+            }
+            while chunk.readableBytes > 0 {
+                guard room > 0 else { return .full(position: position) }
+                let count = min(chunk.readableBytes, Int(min(room, Int64(Self.largestWrite))))
+                try file.write(chunk.readSlice(length: count)!, at: position)
+                position += Int64(count)
+                room = wrote(count, position)
+                let pause = max(limiter.delay(for: count), globalLimiter.delay(for: count))
+                if pause > .zero {
+                    try await Task.sleep(for: pause)
+                    watch?.exclude(pause)
+                }
+            }
+        }
+        return .ended(position: position, received: received)
+    }
+}

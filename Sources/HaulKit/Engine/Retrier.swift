@@ -1,0 +1,71 @@
+import Logging
+import Synchronization
+
+/// The one retry component of a download run: a ``RetryBudget`` shared by all its connections, the waiting on the
+/// configured clock, and the `retrying` events. Used by the one-connection loop and by every segment connection.
+final class Retrier: Sendable {
+    /// Why the next attempt waits.
+    enum Setback: Sendable {
+        /// An attempt failed (any error; it is mapped to a ``DownloadError``).
+        case failure(any Error)
+        /// The partial data was discarded and the download starts again from byte 0.
+        case restart(RestartReason, detail: String)
+    }
+
+    private let budget: Mutex<RetryBudget>
+    private let stopwatch: Stopwatch
+    private let settings: EngineSettings
+    private let events: EventHub
+    private let id: DownloadID
+
+    init(id: DownloadID, settings: EngineSettings, events: EventHub, startingWith bytes: Int64) {
+        self.id = id
+        self.settings = settings
+        self.events = events
+        stopwatch = Stopwatch(settings.clock)
+        budget = Mutex(RetryBudget(policy: settings.retry, startingWith: bytes, at: .zero))
+    }
+
+    /// Notes the bytes on disk now (more than ever before is progress, from any connection).
+    func observe(bytes: Int64) {
+        let now = stopwatch.elapsed
+        budget.withLock { $0.observe(bytes: bytes, at: now) }
+    }
+
+    /// Waits before the next attempt after `setback`, or throws the ``DownloadError`` that ends the download
+    /// (`CancellationError` when the task is cancelled while waiting). `bytes` are on disk now.
+    func wait(after setback: Setback, bytes: Int64) async throws {
+        let now = stopwatch.elapsed
+        let random = Double.random(in: 0...1)
+        let error: DownloadError
+        let decision: RetryBudget.Decision
+        switch setback {
+        case .failure(let failure):
+            error = DownloadError.mapping(failure, stallTimeout: settings.stallTimeout)
+            decision = budget.withLock { $0.failed(error, bytes: bytes, at: now, random: random) }
+        case .restart(let reason, let detail):
+            error = DownloadError.restart(reason, detail: detail)
+            decision = budget.withLock { $0.restarted(because: error, bytes: bytes, at: now, random: random) }
+        }
+        switch decision {
+        case .giveUp(let final):
+            settings.logger.debug("giving up", metadata: ["download": "\(id)", "error": "\(final)"])
+            throw final
+        case .retry(let delay, let attempt):
+            settings.logger.debug(
+                "retrying", metadata: ["download": "\(id)", "attempt": "\(attempt)", "error": "\(error)"])
+            events.yield(id, .retrying(error, attempt: attempt, delay: delay))
+            try await settings.clock.sleep(for: delay)
+        }
+    }
+
+    /// Counts a restart whose new copy is already arriving (a `200` answering a range): no wait, but it uses up
+    /// the budget like any restart. Throws the error that ends the download when the budget is spent.
+    func countRestart(_ reason: RestartReason, detail: String, bytes: Int64) throws(DownloadError) {
+        let now = stopwatch.elapsed
+        let error = DownloadError.restart(reason, detail: detail)
+        if let final = budget.withLock({ $0.restartedWithNewCopy(because: error, bytes: bytes, at: now) }) {
+            throw final
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+/// The failure policy against a misbehaving origin, with one connection and with the CLI's default of four: every
+/// bound holds, progress on any connection counts, and nothing hammers the server.
+@Suite("Failure policy")
+struct FailurePolicyTests {
+    /// Runs a download to its end within `limit` of real time; returns its error (nil when it completed).
+    private func outcome(
+        _ harness: Harness, _ url: URL, connections: Int, limit: Duration = .seconds(60)
+    ) async throws -> (id: DownloadID, error: DownloadError?) {
+        let manager = harness.manager
+        let id = try await manager.add(url, options: .init(connections: connections))
+        do {
+            _ = try await withDeadline(limit, "download \(id)") { try await manager.wait(for: id) }
+            return (id, nil)
+        } catch let error as DownloadError {
+            #expect(await manager.snapshot(id)?.state == .failed)
+            return (id, error)
+        }
+    }
+
+    @Test("500 forever: given up when no byte came for the time bound, never sleeping past it", arguments: [1, 4])
+    func serverErrorForever(connections: Int) async throws {
+        let clock = MockClock()
+        let harness = try await Harness.make {
+            $0.clock = clock
+            $0.retry = RetryPolicy()  // 1 s doubling to 60 s, 10 attempts
+            $0.retry.maxTimeWithoutProgress = .seconds(90)
+        }
+        harness.origin.respond("/down", status: 500)
+        let manager = harness.manager
+        let id = try await manager.add(harness.origin.url("/down"), options: .init(connections: connections))
+        var slept: Duration = .zero
+        while await manager.snapshot(id)?.state != .failed {
+            guard (try? await clock.waitForSleepers(1, timeout: .seconds(5))) != nil else { break }
+            let delay = try #require(clock.pendingDelays.first)
+            slept += delay
+            clock.advance(by: delay)
+        }
+        try await harness.waitForState(id, .failed)
+        let error = try #require(await manager.snapshot(id)?.lastError)
+        #expect(error.code == .serverError)
+        #expect(error.summary.contains("no new data for 90 s"), "\(error)")
+        #expect(slept <= .seconds(90), "slept \(slept) in all")
+        #expect(slept >= .seconds(60), "gave up early: \(slept)")
+        let requests = harness.origin.requests(to: "/down").count
+        #expect((6...10).contains(requests), "\(requests) requests")
+        await harness.shutdown()
+    }
+
+    @Test("a server that stalls every response at the same byte fails within the time bound", arguments: [1, 4])
+    func stallsAtSameByte(connections: Int) async throws {
+        let harness = try await Harness.make {
+            $0.stallTimeout = .milliseconds(500)
+            $0.retry.maxTimeWithoutProgress = .seconds(3)
+            $0.retry.maxAttempts = 1000
+            $0.minimumSegmentSize = 128 * 1024
+        }
+        let size = 2 * 1024 * 1024
+        let url = harness.origin.serve("/stuck.bin", size: size)
+        harness.origin.setFaults {
+            $0.stallAtByte = size * 3 / 10
+            $0.stallDuration = .seconds(30)
+        }
+        let start = ContinuousClock.now
+        let (_, error) = try await outcome(harness, url, connections: connections, limit: .seconds(30))
+        let elapsed = start.duration(to: .now)
+        let failure = try #require(error)
+        #expect(failure.code == .stalled || failure.code == .networkFailure, "\(failure)")
+        #expect(failure.summary.contains("no new data for 3 s"), "\(failure)")
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        await harness.shutdown()
+    }
+
+    @Test("a response that falls to a trickle is dropped and resumed on a fresh connection", arguments: [1, 4])
+    func trickleIsDropped(connections: Int) async throws {
+        let harness = try await Harness.make {
+            $0.lowestSpeed = 1024
+            $0.lowSpeedWindow = .seconds(1)
+            $0.minimumSegmentSize = 128 * 1024
+        }
+        let size = 1024 * 1024 + 7
+        let url = harness.origin.serve("/trickle.bin", size: size)
+        harness.origin.setFaults {
+            $0.trickle = (after: size / 5, bytesPerSecond: 128)
+            $0.trickleTimes = 1
+        }
+        let events = await harness.manager.events()
+        let (id, error) = try await outcome(harness, url, connections: connections, limit: .seconds(30))
+        #expect(error == nil, "\(String(describing: error))")
+        expectContent(harness.directory.file("trickle.bin"), size: size)
+        let requests = harness.origin.requests(to: "/trickle.bin")
+        #expect(requests.count >= 2)
+        // The fresh connection resumes at or after the point where the trickle began (a few trickled bytes count).
+        let resumedAt = requests.dropFirst().compactMap { request in
+            request.range.flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+        }
+        #expect(resumedAt.contains { $0 >= size / 5 && $0 < size / 5 + 4096 }, "\(resumedAt)")
+        #expect(await retryCodes(events, id).contains(.tooSlow))
+        await harness.shutdown()
+    }
+
+    @Test("bytes on any segment reset the count: every response cut after 16-96 KiB still completes",
+          arguments: [1, 4])
+    func cutsEveryResponse(connections: Int) async throws {
+        let harness = try await Harness.make {
+            $0.retry.maxAttempts = 5
+            $0.minimumSegmentSize = 256 * 1024
+        }
+        let size = 2 * 1024 * 1024
+        let url = harness.origin.serve("/flaky.bin", size: size)
+        harness.origin.setFaults { $0.cutEachWithin = 16 * 1024...96 * 1024 }
+        let (_, error) = try await outcome(harness, url, connections: connections, limit: .seconds(90))
+        #expect(error == nil, "\(String(describing: error))")
+        expectContent(harness.directory.file("flaky.bin"), size: size)
+        // Roughly one request per cut, each resuming where the last stopped.
+        let requests = harness.origin.requests(to: "/flaky.bin").count
+        #expect(requests < 2 * size / (16 * 1024), "\(requests) requests")
+        #expect(harness.origin.bodyBytesSent(to: "/flaky.bin") < size + size / 2)
+        await harness.shutdown()
+    }
+
+    @Test("a server whose ETag changes on every response is finished with the new copy it sends, never a livelock",
+          arguments: [1, 4])
+    func rotatingETag(connections: Int) async throws {
+        let harness = try await Harness.make { $0.minimumSegmentSize = 256 * 1024 }
+        let size = 3 * 1024 * 1024 + 5
+        let url = harness.origin.serve("/balanced.bin", size: size)
+        harness.origin.setFaults {
+            $0.rotatesValidators = true
+            $0.cutAfter = size * 4 / 10
+            $0.cutTimes = 1
+        }
+        let events = await harness.manager.events()
+        let (id, error) = try await outcome(harness, url, connections: connections, limit: .seconds(30))
+        #expect(error == nil, "\(String(describing: error))")
+        expectContent(harness.directory.file("balanced.bin"), size: size)
+        let requests = harness.origin.requests(to: "/balanced.bin").count
+        #expect(requests <= 2 + connections, "\(requests) requests")
+        #expect(harness.origin.bodyBytesSent(to: "/balanced.bin") < 3 * size)
+        #expect(await restartCount(events, id) <= 1)
+        await harness.shutdown()
+    }
+
+    @Test("restarts are capped: a server that always sends a broken 206 fails as unstable, with backoff",
+          arguments: [1, 4])
+    func restartsCapped(connections: Int) async throws {
+        let harness = try await Harness.make { $0.retry.maxRestarts = 3 }
+        let url = harness.origin.serve("/liar.bin", size: 1000)
+        let broken = (206, [("Content-Range", "bytes 0-99/1000")])
+        harness.origin.setFaults { $0.scripted = Array(repeating: broken, count: 1000) }
+        let (_, error) = try await outcome(harness, url, connections: connections, limit: .seconds(30))
+        let failure = try #require(error)
+        #expect(failure.code == .resourceUnstable, "\(failure)")
+        #expect(harness.origin.requests(to: "/liar.bin").count == 4)
+        await harness.shutdown()
+    }
+
+    @Test("an endless run of answers that carry no bytes waits and gives up instead of hanging", arguments: [1, 4])
+    func emptyAnswers(connections: Int) async throws {
+        let harness = try await Harness.make {
+            $0.retry.maxAttempts = 4
+            $0.minimumSegmentSize = 128 * 1024
+        }
+        let size = 1024 * 1024
+        let url = harness.origin.serve("/empty.bin", size: size)
+        harness.origin.setFaults { $0.cutAtByte = 300_000 }
+        let (_, error) = try await outcome(harness, url, connections: connections, limit: .seconds(30))
+        let failure = try #require(error)
+        #expect(failure.isTransient)
+        #expect(failure.summary.contains("gave up after 4 attempts"), "\(failure)")
+        #expect(harness.origin.requests(to: "/empty.bin").count < 20)
+        await harness.shutdown()
+    }
+}
+
+/// The codes of the `retrying` events of `id` seen so far.
+func retryCodes(_ events: AsyncStream<DownloadEvent>, _ id: DownloadID) async -> [DownloadError.Code] {
+    await collect(events, id) { change in
+        if case .retrying(let error, _, _) = change { return error.code }
+        return nil
+    }
+}
+
+/// How many times `id` restarted from byte 0 so far.
+func restartCount(_ events: AsyncStream<DownloadEvent>, _ id: DownloadID) async -> Int {
+    await collect(events, id) { change in
+        if case .restarted(let reason) = change { return reason }
+        return nil
+    }.count
+}
+
+/// What `pick` finds in the events of `id` delivered until the download ended (or the stream has nothing more).
+private func collect<T>(
+    _ events: AsyncStream<DownloadEvent>, _ id: DownloadID, _ pick: (DownloadEvent.Change) -> T?
+) async -> [T] {
+    var found: [T] = []
+    for await event in events where event.id == id {
+        if let value = pick(event.change) { found.append(value) }
+        switch event.change {
+        case .status(.completed), .status(.failed), .status(.removed): return found
+        default: continue
+        }
+    }
+    return found
+}
