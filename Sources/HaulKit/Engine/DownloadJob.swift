@@ -39,6 +39,8 @@ struct DownloadJob {
     private var rangesUsable = true
     /// False once a `200` replaced a multi-connection plan: the rest of the run uses one connection.
     private var segmentsAllowed = true
+    /// The encoding the server applies unasked, once seen: later attempts go straight to the decoding client.
+    private var unrequestedEncoding: String?
     /// The plan while the download runs over several connections.
     private var board: SegmentBoard?
     /// The failure policy of this run, shared with every connection and the monitor.
@@ -367,6 +369,7 @@ struct DownloadJob {
 
     private mutating func attempt(verifyingOverlap: Bool) async throws -> AttemptResult {
         if let board { return try await runSegmented(board, opening: nil) }
+        if let unrequestedEncoding { return try await receiveDecoded(unrequestedEncoding) }
         let written = state.current.written
         let overlap = verifyingOverlap ? min(written, settings.resumeOverlap) : 0
         let request = RangeRequest(start: written - overlap, overlap: overlap)
@@ -490,6 +493,7 @@ struct DownloadJob {
     /// (through the retry budget), and the record marks its bytes as decoded so a later run starts over too.
     private mutating func receiveDecoded(_ encoding: String) async throws -> AttemptResult {
         logger.info("decoding an unrequested Content-Encoding", metadata: ["encoding": "\(encoding)"])
+        unrequestedEncoding = encoding
         rangesUsable = false
         segmentsAllowed = false
         if state.current.written > 0 || record.hasPartData { try rewind(to: 0, because: nil) }

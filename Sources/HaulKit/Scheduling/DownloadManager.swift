@@ -479,6 +479,7 @@ public actor DownloadManager {
             if let stored = try? store.fetch(id) { adopt(stored) }
             return
         }
+        heldElsewhere.remove(id)
         let now = Date()
         record.state = .running
         record.startedAt = record.startedAt ?? now
@@ -722,7 +723,7 @@ public actor DownloadManager {
             }
         }
         for id in heldElsewhere {
-            guard let record = records[id], record.state == .queued || record.state == .running else {
+            guard jobs[id] == nil, let record = records[id], record.state == .queued || record.state == .running else {
                 heldElsewhere.remove(id)
                 continue
             }
