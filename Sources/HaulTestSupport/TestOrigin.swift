@@ -148,11 +148,13 @@ public final class TestOrigin: Sendable {
         return origin
     }
 
-    /// Stops accepting and closes the listening socket.
+    /// Stops accepting, closes the listening socket and ends every connection.
+    ///
+    /// The accept loop is not cancelled from outside: it drains the connections accepted before the close (each
+    /// must be closed through its `NIOAsyncChannel`, or NIO traps), then cancels the responses still running.
     public func stop() async {
         try? await channel.channel.close()
         let task = serverTask.withLock { $0 }
-        task?.cancel()
         await task?.value
     }
 
@@ -215,6 +217,8 @@ public final class TestOrigin: Sendable {
         do {
             try await channel.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
+                    // Closed by stop(): the connections still open are cancelled (a stalled response sleeps long).
+                    defer { group.cancelAll() }
                     for try await connection in inbound {
                         let number = state.withLock { state -> Int in
                             state.connections += 1

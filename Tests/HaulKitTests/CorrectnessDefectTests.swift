@@ -21,7 +21,7 @@ struct CorrectnessDefectTests {
     {
         let manager = harness.manager
         let id = try await manager.add(url, to: destination, options: .init(connections: connections))
-        return try await withDeadline(.seconds(60), "download \(id)") { try await manager.wait(for: id) }
+        return try await withDeadline(.seconds(120), "download \(id)") { try await manager.wait(for: id) }
     }
 
     @Test("a 206 that does not tell the size (bytes 0-N/*) is never taken as the whole file", arguments: [1, 4])
@@ -107,7 +107,7 @@ struct CorrectnessDefectTests {
         for entry in harness.directory.entries() { #expect(entry.utf8.count <= 255, "\(entry)") }
         try await harness.manager.resume(id)
         harness.origin.setFaults { $0.bytesPerSecond = nil }
-        let file = try await withDeadline(.seconds(30)) { try await harness.manager.wait(for: id) }
+        let file = try await withDeadline(.seconds(120)) { try await harness.manager.wait(for: id) }
         expectContent(file, size: 1024 * 1024)
         #expect(file.lastPathComponent.hasSuffix(".bin"))
         #expect(file.lastPathComponent.utf8.count + ".part.segments".utf8.count <= 255)
@@ -133,7 +133,7 @@ struct CorrectnessDefectTests {
         try await harness.waitForProgress(id, atLeast: 200 * 1024)
         failures.arm()
         await #expect(throws: DownloadError.self) {
-            try await withDeadline(.seconds(30)) { try await harness.manager.wait(for: id) }
+            try await withDeadline(.seconds(120)) { try await harness.manager.wait(for: id) }
         }
         let error = try #require(await harness.manager.snapshot(id)?.lastError)
         #expect(error.code == .fileSystem, "\(error)")
@@ -144,7 +144,7 @@ struct CorrectnessDefectTests {
         harness.origin.setFaults { $0.bytesPerSecond = nil }
         let reopened = try await harness.reopen()
         try await reopened.manager.resume(id)
-        expectContent(try await withDeadline(.seconds(30)) { try await reopened.manager.wait(for: id) }, size: size)
+        expectContent(try await withDeadline(.seconds(120)) { try await reopened.manager.wait(for: id) }, size: size)
         await reopened.shutdown()
     }
 
@@ -167,7 +167,7 @@ struct CorrectnessDefectTests {
     @Test("a second job for one download never starts: a resume racing a take-over runs it once")
     func oneJobPerDownload() async throws {
         let first = try await Harness.make()
-        let size = 3 * 1024 * 1024
+        let size = 2 * 1024 * 1024
         let url = first.origin.serve("/once.bin", size: size)
         first.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         let id = try await first.manager.add(url)
@@ -183,7 +183,7 @@ struct CorrectnessDefectTests {
         try await Task.sleep(for: .milliseconds(200))
         try await second.manager.resume(id)
         first.origin.setFaults { $0.bytesPerSecond = nil }
-        expectContent(try await withDeadline(.seconds(30)) { try await second.manager.wait(for: id) }, size: size)
+        expectContent(try await withDeadline(.seconds(120)) { try await second.manager.wait(for: id) }, size: size)
         var starts = 0
         for await event in events where event.id == id {
             if case .status(.running) = event.change { starts += 1 }

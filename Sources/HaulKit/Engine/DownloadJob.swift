@@ -135,6 +135,9 @@ struct DownloadJob {
                 case .refetch(let reason, let detail):
                     setback = .restart(reason, detail: detail)
                 }
+            } catch let verdict as Retrier.GaveUp {
+                // A connection of this download spent the shared budget.
+                return .failed(record, verdict.error)
             } catch {
                 if Task.isCancelled || error is CancellationError { return .stopped(record) }
                 logger.debug("attempt failed", metadata: ["error": "\(error)"])
@@ -143,8 +146,8 @@ struct DownloadJob {
             }
             do {
                 try await retrier.wait(after: setback, bytes: state.current.received)
-            } catch let error as DownloadError {
-                return .failed(record, error)
+            } catch let verdict as Retrier.GaveUp {
+                return .failed(record, verdict.error)
             } catch {
                 return .stopped(record)
             }

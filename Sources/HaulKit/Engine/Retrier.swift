@@ -12,6 +12,11 @@ final class Retrier: Sendable {
         case restart(RestartReason, detail: String)
     }
 
+    /// The budget is spent: `error` ends the download (thrown by ``wait(after:bytes:)``, passed up unchanged).
+    struct GaveUp: Error {
+        var error: DownloadError
+    }
+
     private let budget: Mutex<RetryBudget>
     private let stopwatch: Stopwatch
     private let settings: EngineSettings
@@ -32,7 +37,7 @@ final class Retrier: Sendable {
         budget.withLock { $0.observe(bytes: bytes, at: now) }
     }
 
-    /// Waits before the next attempt after `setback`, or throws the ``DownloadError`` that ends the download
+    /// Waits before the next attempt after `setback`, or throws ``GaveUp`` with the error that ends the download
     /// (`CancellationError` when the task is cancelled while waiting). `bytes` are on disk now.
     func wait(after setback: Setback, bytes: Int64) async throws {
         let now = stopwatch.elapsed
@@ -50,7 +55,7 @@ final class Retrier: Sendable {
         switch decision {
         case .giveUp(let final):
             settings.logger.debug("giving up", metadata: ["download": "\(id)", "error": "\(final)"])
-            throw final
+            throw GaveUp(error: final)
         case .retry(let delay, let attempt):
             settings.logger.debug(
                 "retrying", metadata: ["download": "\(id)", "attempt": "\(attempt)", "error": "\(error)"])

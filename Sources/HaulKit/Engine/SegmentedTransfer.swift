@@ -74,7 +74,7 @@ struct SegmentedTransfer: Sendable {
             } catch {
                 board.release(segment.id)
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
-                if error is Restart { throw error }
+                if error is Restart || error is Retrier.GaveUp { throw error }
                 let failure = DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout)
                 guard failure.isTransient else { throw failure }
                 if index > 0, failure.isRefusal, board.workerChanged(by: 0) > 1 {
