@@ -111,3 +111,15 @@ public struct ChildProcessTimeout: Error, CustomStringConvertible {
 public func fileSize(_ path: String) -> Int? {
     (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
 }
+
+/// Waits until the file at `path` holds at least `bytes` bytes; returns false if that did not happen within
+/// `timeout` (the caller decides whether that is a failure).
+@discardableResult
+public func waitForFile(_ path: String, atLeast bytes: Int, timeout: Duration = .seconds(60)) async throws -> Bool {
+    let start = ContinuousClock.now
+    while (fileSize(path) ?? 0) < bytes {
+        if start.duration(to: .now) > timeout { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

@@ -37,6 +37,16 @@ struct CommandLineTests {
             (["remove", "7"], "no download with id 7"),
             (["list", "--state", "done"], "done"),
             (["frobnicate"], "frobnicate"),
+            (["get", "--timeout", "1e10", "http://127.0.0.1/a"], "--timeout must be a positive number of seconds"),
+            (["get", "--timeout", "nan", "http://127.0.0.1/a"], "--timeout must be"),
+            (["get", "--retries", "0", "http://127.0.0.1/a"], "--retries must be at least 1"),
+            (["get", "--retries", "99999999999999999999", "http://127.0.0.1/a"], "retries"),
+            (["get", "-j", "100000", "http://127.0.0.1/a"], "at most 1000"),
+            (["get", "--retry-max-time", "0", "http://127.0.0.1/a"], "--retry-max-time must be"),
+            (["get", "--lowest-speed", "fast", "http://127.0.0.1/a"], "--lowest-speed 'fast' is not a rate"),
+            (["get", "--lowest-speed-time", "0", "http://127.0.0.1/a"], "--lowest-speed-time must be"),
+            (["get", "--limit-rate", "1e30G", "http://127.0.0.1/a"], "is not a rate"),
+            (["add", "--priority", "9999999", "http://127.0.0.1/a"], "--priority must be"),
         ])
     func usageErrors(arguments: [String], message: String) async throws {
         let directory = TemporaryDirectory()
@@ -206,10 +216,7 @@ struct CommandLineTests {
 
         let runner = try ChildProcess(product: "haul", arguments: ["run"] + state)
         let part = directory.file("p.bin.part").path
-        let start = ContinuousClock.now
-        while (fileSize(part) ?? 0) < 256 * 1024, start.duration(to: .now) < .seconds(60) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForFile(part, atLeast: 256 * 1024)
         let pause = try await ChildProcess.run("haul", ["pause", "1"] + state)
         #expect(pause.output == "#1 paused\n", "\(pause.error)")
         #expect(try await runner.wait(timeout: .seconds(30)) == 0, "the queue is empty once it pauses: \(runner.standardError)")
@@ -239,10 +246,7 @@ struct CommandLineTests {
         ]
         let first = try ChildProcess(product: "haul", arguments: arguments)
         let part = directory.file("shared.bin.part").path
-        let start = ContinuousClock.now
-        while (fileSize(part) ?? 0) < 256 * 1024, start.duration(to: .now) < .seconds(60) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitForFile(part, atLeast: 256 * 1024)
         let second = try ChildProcess(product: "haul", arguments: arguments)
         try await Task.sleep(for: .milliseconds(1500))
         #expect(origin.requests(to: "/shared.bin").count == 1, "the second process waits instead of fetching too")

@@ -26,11 +26,7 @@ struct CrashTests {
 
         let first = try ChildProcess(product: "haul", arguments: arguments)
         let target = Int(Double(size) * fraction)
-        let start = ContinuousClock.now
-        while (fileSize(output + ".part") ?? 0) < target {
-            if start.duration(to: .now) > .seconds(60) { Issue.record("no progress"); break }
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        if !(try await waitForFile(output + ".part", atLeast: target)) { Issue.record("no progress") }
         first.send(SIGKILL)
         #expect(try await first.wait() == SIGKILL || first.process.terminationReason == .uncaughtSignal)
         let partSize = try #require(fileSize(output + ".part"))
@@ -109,10 +105,7 @@ struct CrashTests {
         ]
         let first = try ChildProcess(product: "haul", arguments: arguments)
         let part = directory.file("int.bin.part").path
-        let start = ContinuousClock.now
-        while (fileSize(part) ?? 0) < 512 * 1024, start.duration(to: .now) < .seconds(60) {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await waitForFile(part, atLeast: 512 * 1024)
         first.send(SIGINT)
         let status = try await first.wait()
         #expect(status == 130, "exit \(status): \(first.standardError)")

@@ -97,14 +97,7 @@ struct NginxTests {
     /// Runs `haul` until its part file holds `atLeast` bytes, then sends SIGINT; expects exit 130.
     static func interrupt(_ arguments: [String], part: String, atLeast bytes: Int) async throws {
         let first = try ChildProcess(product: "haul", arguments: arguments)
-        let start = ContinuousClock.now
-        while (fileSize(part) ?? 0) < bytes {
-            if start.duration(to: .now) > .seconds(60) {
-                Issue.record("no progress: \(first.standardError)")
-                break
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        if !(try await waitForFile(part, atLeast: bytes)) { Issue.record("no progress: \(first.standardError)") }
         first.send(SIGINT)
         #expect(try await first.wait() == 130, "\(first.standardError)")
         #expect(first.standardError.contains("run the same command again to resume"))

@@ -13,8 +13,8 @@ import Darwin
 #endif
 
 /// The defects found by reading the code and by the adversarial origin: each would have ended a download with wrong
-/// bytes, a crash, a hang or a leak. One connection and four.
-@Suite("Correctness defects")
+/// bytes, a crash, a hang or a leak. One connection and four; one test at a time (see `FailurePolicyTests`).
+@Suite("Correctness defects", .serialized)
 struct CorrectnessDefectTests {
     private func complete(_ harness: Harness, _ url: URL, connections: Int, to destination: DownloadDestination? = nil)
         async throws -> URL

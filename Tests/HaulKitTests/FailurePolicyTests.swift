@@ -6,7 +6,7 @@ import Testing
 
 /// The failure policy against a misbehaving origin, with one connection and with the CLI's default of four: every
 /// bound holds, progress on any connection counts, and nothing hammers the server.
-@Suite("Failure policy")
+@Suite("Failure policy", .serialized)
 struct FailurePolicyTests {
     /// Runs a download to its end within `limit` of real time; returns its error (nil when it completed).
     private func outcome(

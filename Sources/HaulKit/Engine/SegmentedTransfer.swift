@@ -88,7 +88,8 @@ struct SegmentedTransfer: Sendable {
         }
     }
 
-    /// Fetches what is left of `segment`; returns whether any byte was written.
+    /// Fetches what is left of `segment`; returns whether the answer was any use (bytes written, or the segment was
+    /// taken over), false when it carried nothing.
     private func fetch(_ segment: Segment, verify: Bool, opening: inout Opening?) async throws -> Bool {
         let overlap = verify ? min(segment.written, environment.settings.resumeOverlap) : 0
         let start = segment.next - overlap
@@ -120,10 +121,15 @@ struct SegmentedTransfer: Sendable {
             // The segment's end may have moved closer: another connection took over its second half.
             return board.record(segment.id, through: position)
         }
-        if ending == .mismatch {
+        switch ending {
+        case .mismatch:
             throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
+        case .full:
+            // The plan gave this segment's rest to another connection: not the server's doing.
+            return true
+        case .ended:
+            return wrote
         }
-        return wrote
     }
 
     /// The body of a segment response that may be written at `start`; anything else stops the transfer.
