@@ -542,6 +542,8 @@ public actor DownloadManager {
             removalFailures[id] = forget([id], deletingFiles: deletingFile)
         case (_, .remove(let deletingFile)):
             removalFailures[id] = forget([id], deletingFiles: deletingFile)
+            // Kept because a file could not be deleted: stopped, not running, so it can be removed again.
+            if removalFailures[id] != nil { setState(id, .paused) }
         case (.completed(_, let file), _):
             // The finishing queue recorded it completed once the file was in place.
             record.completedAt = transfer.completedAt ?? Date()
