@@ -32,10 +32,11 @@ struct BodyWriter: Sendable {
     ///
     /// - Parameters:
     ///   - room: how many bytes may be written from the first position after the overlap.
-    ///   - wrote: called after each write with its byte count and the position after it; returns the room left.
+    ///   - wrote: called after each write with its byte count and the position after it; returns the room left, or
+    ///     throws to stop (a write-back failure).
     func write(
         _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
-        wrote: (_ count: Int, _ position: Int64) -> Int64
+        wrote: (_ count: Int, _ position: Int64) throws -> Int64
     ) async throws -> Ending {
         var position = start
         var received: Int64 = 0
@@ -47,7 +48,6 @@ struct BodyWriter: Sendable {
         for try await chunk in body {
             var chunk = chunk
             received += Int64(chunk.readableBytes)
-            if let failure = state.failure { throw failure }
             if watch?.record(chunk.readableBytes, at: stopwatch.elapsed) == true, let watch {
                 throw DownloadError.tooSlow(bytesPerSecond: watch.minimum, window: watch.window)
             }
@@ -61,7 +61,7 @@ struct BodyWriter: Sendable {
                 let count = min(chunk.readableBytes, Int(min(room, Int64(Self.largestWrite))))
                 try file.write(chunk.readSlice(length: count)!, at: position)
                 position += Int64(count)
-                room = wrote(count, position)
+                room = try wrote(count, position)
                 let pause = max(limiter.delay(for: count), globalLimiter.delay(for: count))
                 if pause > .zero {
                     try await Task.sleep(for: pause)

@@ -592,7 +592,7 @@ struct DownloadJob {
         let ending = try await writer(file).write(
             body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
         ) { count, position in
-            state.didWrite(count, through: position)
+            if let failure = state.didWrite(count, through: position) { throw failure }
             return total.map { $0 - position } ?? .max
         }
         switch ending {

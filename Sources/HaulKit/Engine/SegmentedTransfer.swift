@@ -117,7 +117,7 @@ struct SegmentedTransfer: Sendable {
             body, from: start, overlap: overlap, room: segment.end - segment.next
         ) { count, position in
             wrote = true
-            state.didReceive(count)
+            if let failure = state.didReceive(count) { throw failure }
             // The segment's end may have moved closer: another connection took over its second half.
             return board.record(segment.id, through: position)
         }

@@ -34,24 +34,27 @@ final class TransferState: Sendable {
 
     func update<T>(_ body: (inout Values) -> T) -> T { values.withLock { body(&$0) } }
 
-    /// Records `count` new bytes written right after `written`.
-    func didWrite(_ count: Int, through end: Int64) {
+    /// Records `count` new bytes written right after `written`; returns the write-back failure, if one happened
+    /// (checked under the same lock, so the receive path takes one lock per write).
+    func didWrite(_ count: Int, through end: Int64) -> DownloadError? {
         values.withLock {
             $0.written = end
             $0.received = end
             $0.transferred += Int64(count)
+            return $0.failure
         }
     }
 
-    /// Records `count` new bytes written by one of several connections.
-    func didReceive(_ count: Int) {
+    /// Records `count` new bytes written by one of several connections; returns the write-back failure, if any.
+    func didReceive(_ count: Int) -> DownloadError? {
         values.withLock {
             $0.received += Int64(count)
             $0.transferred += Int64(count)
+            return $0.failure
         }
     }
 
-    /// The write-back failure, if one happened (checked by the receive loops).
+    /// The write-back failure, if one happened.
     var failure: DownloadError? { values.withLock { $0.failure } }
 
     var progress: DownloadProgress {
