@@ -125,25 +125,37 @@ public final class TestOrigin: Sendable {
     private let serverTask = Mutex<Task<Void, Never>?>(nil)
     public let port: Int
 
-    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>) {
+    /// Set by ``stop()`` before the listening socket closes: a connection accepted from then on is closed at once,
+    /// never wrapped for an accept loop that is ending (NIO traps on an async channel nobody finishes).
+    private let stopping: StopFlag
+
+    private init(
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>, stopping: StopFlag
+    ) {
         self.channel = channel
+        self.stopping = stopping
         self.port = channel.channel.localAddress?.port ?? 0
     }
 
     /// Starts an origin on a free port of 127.0.0.1.
     public static func start() async throws -> TestOrigin {
+        let stopping = StopFlag()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
-                channel.eventLoop.makeCompletedFuture {
+            .bind(host: "127.0.0.1", port: 0) {
+                (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>> in
+                if stopping.isSet {
+                    return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+                }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
                         wrappingChannelSynchronously: channel)
                 }
             }
-        let origin = TestOrigin(channel: channel)
+        let origin = TestOrigin(channel: channel, stopping: stopping)
         origin.serverTask.withLock { $0 = Task { await origin.acceptConnections() } }
         return origin
     }
@@ -153,6 +165,7 @@ public final class TestOrigin: Sendable {
     /// The accept loop is not cancelled from outside: it drains the connections accepted before the close (each
     /// must be closed through its `NIOAsyncChannel`, or NIO traps), then cancels the responses still running.
     public func stop() async {
+        stopping.set()
         try? await channel.channel.close()
         let task = serverTask.withLock { $0 }
         await task?.value
@@ -494,4 +507,11 @@ public final class TestOrigin: Sendable {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.string(from: date)
     }
+}
+
+/// A flag set once, read from any thread.
+final class StopFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

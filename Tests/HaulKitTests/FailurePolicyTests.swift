@@ -72,7 +72,7 @@ struct FailurePolicyTests {
         let failure = try #require(error)
         #expect(failure.code == .stalled || failure.code == .networkFailure, "\(failure)")
         #expect(failure.summary.contains("no new data for 3 s"), "\(failure)")
-        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        #expect(elapsed < .seconds(20), "took \(elapsed)")  // 3 s bound + a stall timeout, on a loaded machine
         await harness.shutdown()
     }
 
