@@ -408,7 +408,7 @@ struct DownloadJob {
                 try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
                 try rewind(to: 0, because: restart)
             }
-            if let encoding = head.contentEncoding, try await shouldDecode(encoding, head: head, url: response.url) {
+            if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
                 return try await receiveDecoded(encoding)
             }
             record.finalURL = response.url?.absoluteString ?? record.url
@@ -444,7 +444,7 @@ struct DownloadJob {
     private mutating func receiveNewCopy(_ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator)
         async throws -> AttemptResult
     {
-        if let encoding = head.contentEncoding, try await shouldDecode(encoding, head: head, url: response.url) {
+        if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
             return try await receiveDecoded(encoding)
         }
         record.finalURL = response.url?.absoluteString ?? record.url
@@ -477,7 +477,7 @@ struct DownloadJob {
     /// Whether a response sent with `encoding` although Haul asked for `identity` is to be decoded: yes for gzip
     /// and deflate, unless the file's name says it is compressed (`.gz`, `.tgz`), where the encoded bytes are the
     /// file people expect.
-    private mutating func shouldDecode(_ encoding: String, head: ResponseHead, url: URL?) async throws -> Bool {
+    private func shouldDecode(_ encoding: String, head: ResponseHead, url: URL?) -> Bool {
         guard ResourceValidator.decodableEncodings.contains(encoding.lowercased()) else { return false }
         let name: String
         if let destination = record.destinationPath {
