@@ -1,32 +1,5 @@
 import Foundation
 
-/// The headers of one response that matter for resuming, extracted once.
-struct ResponseHead: Sendable, Equatable {
-    var status: Int
-    var reason: String
-    var contentLength: Int64?
-    var contentRange: String?
-    var etag: String?
-    var lastModified: String?
-    var contentEncoding: String?
-    var contentDisposition: String?
-    var retryAfter: Duration?
-
-    var validator: ResourceValidator {
-        ResourceValidator(
-            etag: etag, lastModified: lastModified, totalBytes: nil,
-            contentEncoding: contentEncoding.map { $0.lowercased() })
-    }
-}
-
-/// What was asked for: bytes from `start`, of which the first `overlap` are already on disk and are compared,
-/// so the resume point itself is `start + overlap`.
-struct RangeRequest: Sendable, Equatable {
-    var start: Int64
-    var overlap: Int64
-    var resumePoint: Int64 { start + overlap }
-}
-
 /// What to do with a response. Pure: decided from the status, headers, request and recorded validator.
 enum ResponseDecision: Sendable, Equatable {
     /// Write the body starting at byte `offset` (the first `overlap` bytes only compared). With `restart`,

@@ -1,0 +1,22 @@
+import Logging
+
+/// The engine settings a job runs with, taken from the manager's configuration.
+struct EngineSettings: Sendable {
+    var retry: RetryPolicy
+    var stallTimeout: Duration
+    /// Bytes re-fetched before a resume point and compared with the disk.
+    var resumeOverlap: Int64
+    var checkpointInterval: Duration
+    var progressInterval: Duration
+    var userAgent: String
+    /// The clock that times retry delays (a mock clock in tests).
+    var clock: any Clock<Duration>
+    var logger: Logger
+    var maxConnectionsPerHost: Int
+    var minimumSegmentSize: Int64
+    /// A response slower than this (bytes per second) over ``lowSpeedWindow`` is dropped and resumed; nil for never.
+    var lowestSpeed: Int64?
+    var lowSpeedWindow: Duration
+    /// Failures injected by tests at points no real fault reaches deterministically.
+    var faults: FaultInjection
+}
