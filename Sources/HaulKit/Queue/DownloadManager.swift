@@ -33,8 +33,6 @@ public actor DownloadManager {
     private var queue = DownloadQueue()
     private var jobs: [DownloadID: RunningJob] = [:]
     private var isShutDown = false
-    /// One lock per download, so that no two processes run the same download.
-    private let locks: DownloadLocks
     /// Downloads added or resumed through this manager: it runs them even when it holds stored ones back.
     private var adopted: Set<DownloadID> = []
     /// Downloads this manager would run but another process is running; taken over if that process dies.
@@ -67,22 +65,21 @@ public actor DownloadManager {
             throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
         }
         self.configuration = configuration
-        store = try DownloadStore(path: configuration.databaseURL.path)
+        store = try SQLiteDownloadStore(path: configuration.databaseURL.path)
         transport = HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit)
         finishing = FinishingQueue(store: store)
-        locks = try DownloadLocks(path: configuration.databaseURL.path + "-locks")
 
-        lastDataVersion = try? store.dataVersion()
+        lastDataVersion = try? store.changeToken()
         lastReconciled = Date()
         let loaded = try store.fetchAll()
         records.reserveCapacity(loaded.count)
         for var record in loaded {
             let id = record.downloadID
             if record.state == .running {
-                if locks.isHeldElsewhere(id) {
+                if store.isClaimedElsewhere(id) {
                     // Another live process is running it.
                     if wouldRun(id) { heldElsewhere.insert(id) }
                 } else {
@@ -277,7 +274,7 @@ public actor DownloadManager {
                 queue.insert(id, priority: record.options.priority)
             case .running where jobs[id] == nil && configuration.runsDownloads:
                 // Recorded as running, but not here: follow it while its process lives, take it over if it died.
-                if locks.isHeldElsewhere(id) {
+                if store.isClaimedElsewhere(id) {
                     heldElsewhere.insert(id)
                 } else {
                     heldElsewhere.remove(id)
@@ -473,7 +470,7 @@ public actor DownloadManager {
     private func start(_ id: DownloadID) {
         // Never a second job for one download (its lock is per process: it would not keep this manager out).
         guard var record = records[id], jobs[id] == nil, !record.isDamaged else { return }
-        guard locks.tryLock(id) else {
+        guard store.claim(id) else {
             // Another process runs it: show what it records, and take over if it dies.
             heldElsewhere.insert(id)
             if let stored = try? store.fetch(id) { adopt(stored) }
@@ -487,7 +484,7 @@ public actor DownloadManager {
         record.lastError = nil
         records[id] = record
 
-        let state = TransferState(.init(written: record.durableBytes, total: record.totalBytes))
+        let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit)
         let environment = JobEnvironment(
             transport: transport, store: store, events: hub, settings: configuration.engineSettings,
@@ -516,23 +513,23 @@ public actor DownloadManager {
         // Release the lock only once the outcome is in the database, so no other process takes over a download that
         // was just paused or finished.
         guard let job = jobs.removeValue(forKey: id), var record = records[id] else {
-            locks.unlock(id)
+            store.release(id)
             return
         }
         // Take the job's transfer columns; the life-cycle columns are ours.
         let transfer = outcome.record
         record.destinationPath = transfer.destinationPath
-        record.hasPartData = transfer.hasPartData
-        record.generation = transfer.generation
-        record.durableBytes = transfer.durableBytes
-        record.bootID = transfer.bootID
-        record.etag = transfer.etag
-        record.lastModified = transfer.lastModified
-        record.totalBytes = transfer.totalBytes
-        record.contentEncoding = transfer.contentEncoding
-        record.finalURL = transfer.finalURL
-        record.finalizing = transfer.finalizing
-        record.segments = transfer.segments
+        record.transfer.hasPartData = transfer.transfer.hasPartData
+        record.transfer.generation = transfer.transfer.generation
+        record.transfer.durableBytes = transfer.transfer.durableBytes
+        record.transfer.bootID = transfer.transfer.bootID
+        record.transfer.etag = transfer.transfer.etag
+        record.transfer.lastModified = transfer.transfer.lastModified
+        record.transfer.totalBytes = transfer.transfer.totalBytes
+        record.transfer.contentEncoding = transfer.transfer.contentEncoding
+        record.transfer.finalURL = transfer.transfer.finalURL
+        record.transfer.finalizing = transfer.transfer.finalizing
+        record.transfer.segments = transfer.transfer.segments
         records[id] = record
 
         switch (outcome, job.stopReason) {
@@ -566,7 +563,7 @@ public actor DownloadManager {
             // Stopped without being asked (the task was cancelled from outside): keep it resumable.
             setState(id, .paused)
         }
-        locks.unlock(id)
+        store.release(id)
         schedule()
     }
 
@@ -705,7 +702,7 @@ public actor DownloadManager {
     private func reconcile() async {
         guard !isShutDown else { return }
         recordRunning()
-        if let version = try? store.dataVersion(), version != lastDataVersion {
+        if let version = try? store.changeToken(), version != lastDataVersion {
             lastDataVersion = version
             // A margin, so a write committed while the last look ran is not missed.
             let since = lastReconciled.addingTimeInterval(-2)
@@ -729,7 +726,7 @@ public actor DownloadManager {
                 heldElsewhere.remove(id)
                 continue
             }
-            guard !locks.isHeldElsewhere(id) else { continue }
+            guard !store.isClaimedElsewhere(id) else { continue }
             heldElsewhere.remove(id)
             // The lock is free: the other process ended. Take over only what it left unfinished.
             guard let stored = try? store.fetch(id) else {
@@ -810,10 +807,10 @@ public actor DownloadManager {
         let progress =
             jobs[id]?.state.progress
             ?? DownloadProgress(
-                receivedBytes: record.state == .completed ? (record.totalBytes ?? 0) : record.checkpointedBytes,
-                expectedBytes: record.totalBytes)
+                receivedBytes: record.state == .completed ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
+                expectedBytes: record.transfer.totalBytes)
         return DownloadSnapshot(
-            id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!, finalURL: record.finalURL.flatMap(URL.init(string:)),
+            id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!, finalURL: record.transfer.finalURL.flatMap(URL.init(string:)),
             state: record.state, progress: progress,
             file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) }, lastError: record.lastError,
             options: record.options, createdAt: record.createdAt, startedAt: record.startedAt,

@@ -1,13 +1,12 @@
 import Foundation
-import GRDB
 
 /// One download as stored in the state database: what was asked for, where it stands, and what was verified.
 ///
-/// Two writers share a row and never write the same columns: the manager owns the life-cycle and settings columns
-/// (`DownloadColumn.lifecycle`, `.settings`); the running job owns the transfer columns (`DownloadColumn.job`).
-struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    static let databaseTableName = "download"
-
+/// Two writers share a row and never write the same columns (``DownloadColumn/owner``): the manager owns the
+/// life-cycle and settings columns, the running job the ``transfer`` columns. The destination path is chosen by the
+/// manager (at `add`, or when the job asks for a name) and recorded by the job with its columns, so the record
+/// names a part file before the file exists.
+struct DownloadRecord: Sendable, Equatable {
     var id: Int64?
     var url: String
     /// The destination given to `add` (nil: the manager's download directory).
@@ -26,30 +25,8 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     var errorTransient: Bool?
     var errorHTTPStatus: Int?
 
-    // Transfer columns, written by the job.
-    /// True once validators were recorded and the part file holds this record's bytes; a part file without this
-    /// is never trusted.
-    var hasPartData: Bool = false
-    /// Bumped each time the part file is cut back; a checkpoint of an older generation is discarded.
-    var generation: Int64 = 0
-    /// Bytes that were `fdatasync`ed before this value was committed: true even after an OS crash.
-    var durableBytes: Int64 = 0
-    /// The boot in which the part file was last written; while it is unchanged, every byte in the file is trusted.
-    var bootID: String?
-    var etag: String?
-    var lastModified: String?
-    var totalBytes: Int64?
-    var contentEncoding: String?
-    var finalURL: String?
-    /// Set after the complete part file was synced and verified, just before it is renamed into place.
-    var finalizing: Bool = false
-    /// The plan of a multi-connection download as of the last checkpoint (bytes synced per segment); nil for one
-    /// connection.
-    var segments: [Segment]?
-
-    mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
-    }
+    /// What the running job found and wrote; the job hands it back whole when it ends.
+    var transfer = TransferRecord()
 
     var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
 
@@ -59,20 +36,7 @@ struct DownloadRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePer
     var journalPath: String? { partPath.map { $0 + SegmentJournal.suffix } }
 
     /// Bytes on disk as of the last checkpoint.
-    var checkpointedBytes: Int64 { segments.map { $0.reduce(0) { $0 + $1.written } } ?? durableBytes }
-
-    var validator: ResourceValidator? {
-        guard hasPartData else { return nil }
-        return ResourceValidator(
-            etag: etag, lastModified: lastModified, totalBytes: totalBytes, contentEncoding: contentEncoding)
-    }
-
-    mutating func record(_ validator: ResourceValidator) {
-        etag = validator.etag
-        lastModified = validator.lastModified
-        totalBytes = validator.totalBytes
-        contentEncoding = validator.contentEncoding
-    }
+    var checkpointedBytes: Int64 { transfer.checkpointedBytes }
 
     /// A row that could not be read: shown as failed with a ``DownloadError/Code/damagedRecord`` error, never run
     /// or written, and deleted by `remove`.

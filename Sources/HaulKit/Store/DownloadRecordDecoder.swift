@@ -1,51 +1,57 @@
 import Foundation
 import GRDB
 
-/// Reads ``DownloadRecord``s from rows quickly enough for a queue of 100,000: columns by position, and each JSON
-/// column (options, destination) decoded once per distinct text, since a batch added together shares them.
+/// Reads ``DownloadRecord``s from rows of ``DownloadColumn/select`` quickly enough for a queue of 100,000: columns
+/// by position (the order of ``DownloadColumn/allCases``), and each JSON column (options, destination) decoded once
+/// per distinct text, since a batch added together shares them.
 ///
-/// The result equals what `Codable` decoding of the same row gives (a test compares them).
+/// What ``DownloadRecordEncoder`` writes reads back equal (a test checks every column).
 struct DownloadRecordDecoder {
-    /// `SELECT <columns> FROM download`; append a `WHERE` or `ORDER BY`.
-    static let select =
-        "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(DownloadRecord.databaseTableName)"
-
     private var options: [String: DownloadOptions] = [:]
     private var destinations: [String: DownloadDestination] = [:]
-    private let json = DownloadRecord.databaseJSONDecoder(for: "options")
+    private let json = StoredJSON.decoder()
 
-    /// Decodes a row of ``select`` (columns in the order of ``DownloadColumn``); throws on any value of the wrong
-    /// type, never traps.
+    /// Decodes a row of ``DownloadColumn/select``; throws on any value of the wrong type, never traps.
     mutating func decode(_ row: Row) throws -> DownloadRecord {
-        let optionsText: String = try row.decode(atIndex: 4)
-        let stateText: String = try row.decode(atIndex: 5)
-        guard let state = DownloadState(rawValue: stateText) else {
-            throw DownloadError.internalError("unknown download state '\(stateText)'")
-        }
         var record = DownloadRecord(
-            id: try row.decode(atIndex: 0), url: try row.decode(atIndex: 1),
-            requestedDestination: try destination(try row.decode(atIndex: 2)),
-            destinationPath: try row.decode(atIndex: 3), options: try options(optionsText), state: state,
-            createdAt: try row.decode(atIndex: 6), updatedAt: try row.decode(atIndex: 7))
-        record.startedAt = try row.decode(atIndex: 8)
-        record.completedAt = try row.decode(atIndex: 9)
-        record.errorCode = try row.decode(atIndex: 10)
-        record.errorSummary = try row.decode(atIndex: 11)
-        record.errorSuggestion = try row.decode(atIndex: 12)
-        record.errorTransient = try row.decode(atIndex: 13)
-        record.errorHTTPStatus = try row.decode(atIndex: 14)
-        record.hasPartData = try row.decode(atIndex: 15)
-        record.generation = try row.decode(atIndex: 16)
-        record.durableBytes = try row.decode(atIndex: 17)
-        record.bootID = try row.decode(atIndex: 18)
-        record.etag = try row.decode(atIndex: 19)
-        record.lastModified = try row.decode(atIndex: 20)
-        record.totalBytes = try row.decode(atIndex: 21)
-        record.contentEncoding = try row.decode(atIndex: 22)
-        record.finalURL = try row.decode(atIndex: 23)
-        record.finalizing = try row.decode(atIndex: 24)
-        if let plan: String = try row.decode(atIndex: 25) {
-            record.segments = try json.decode([Segment].self, from: Data(plan.utf8))
+            url: "", options: DownloadOptions(), state: .failed, createdAt: .distantPast, updatedAt: .distantPast)
+        for (index, column) in DownloadColumn.allCases.enumerated() {
+            switch column {
+            case .id: record.id = try row.decode(atIndex: index)
+            case .url: record.url = try row.decode(atIndex: index)
+            case .requestedDestination: record.requestedDestination = try destination(try row.decode(atIndex: index))
+            case .destinationPath: record.destinationPath = try row.decode(atIndex: index)
+            case .options: record.options = try options(try row.decode(atIndex: index))
+            case .state:
+                let text: String = try row.decode(atIndex: index)
+                guard let state = DownloadState(rawValue: text) else {
+                    throw DownloadError.internalError("unknown download state '\(text)'")
+                }
+                record.state = state
+            case .createdAt: record.createdAt = try row.decode(atIndex: index)
+            case .updatedAt: record.updatedAt = try row.decode(atIndex: index)
+            case .startedAt: record.startedAt = try row.decode(atIndex: index)
+            case .completedAt: record.completedAt = try row.decode(atIndex: index)
+            case .errorCode: record.errorCode = try row.decode(atIndex: index)
+            case .errorSummary: record.errorSummary = try row.decode(atIndex: index)
+            case .errorSuggestion: record.errorSuggestion = try row.decode(atIndex: index)
+            case .errorTransient: record.errorTransient = try row.decode(atIndex: index)
+            case .errorHTTPStatus: record.errorHTTPStatus = try row.decode(atIndex: index)
+            case .hasPartData: record.transfer.hasPartData = try row.decode(atIndex: index)
+            case .generation: record.transfer.generation = try row.decode(atIndex: index)
+            case .durableBytes: record.transfer.durableBytes = try row.decode(atIndex: index)
+            case .bootID: record.transfer.bootID = try row.decode(atIndex: index)
+            case .etag: record.transfer.etag = try row.decode(atIndex: index)
+            case .lastModified: record.transfer.lastModified = try row.decode(atIndex: index)
+            case .totalBytes: record.transfer.totalBytes = try row.decode(atIndex: index)
+            case .contentEncoding: record.transfer.contentEncoding = try row.decode(atIndex: index)
+            case .finalURL: record.transfer.finalURL = try row.decode(atIndex: index)
+            case .finalizing: record.transfer.finalizing = try row.decode(atIndex: index)
+            case .segments:
+                if let plan: String = try row.decode(atIndex: index) {
+                    record.transfer.segments = try json.decode([Segment].self, from: Data(plan.utf8))
+                }
+            }
         }
         return record
     }
@@ -81,7 +87,7 @@ struct DownloadRecordDecoder {
         return decoded
     }
 
-    /// The records `sql` (a ``select`` with its clauses) finds.
+    /// The records `sql` (a ``DownloadColumn/select`` with its clauses) finds.
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [DownloadRecord] {
         var decoder = DownloadRecordDecoder()
         var records: [DownloadRecord] = []

@@ -1,261 +1,72 @@
 import Foundation
-import GRDB
 
-/// The state database: one SQLite file in WAL mode, shared safely by several processes (`haul list` while
-/// `haul run` works). Each call is one transaction.
-final class DownloadStore: Sendable {
-    let path: String
-    private let database: DatabasePool
+/// Where downloads are recorded: the only way the manager, its jobs and the finishing queue reach persistence.
+///
+/// ``SQLiteDownloadStore`` (the embedded default) implements it over one SQLite file; a shared-queue backend is a new
+/// conforming type. Every call is one transaction and is synchronous: a call is a short commit on the embedded
+/// database, and a networked backend does its I/O on threads of its own.
+///
+/// Writers never overlap: the manager writes the life-cycle and settings columns, the running job its transfer
+/// columns (``DownloadColumn/Owner``). A download runs only where it is *claimed*: the claim is what keeps two
+/// processes (or two machines) from running one download, and it must end by itself when its holder dies.
+protocol DownloadStore: AnyObject, Sendable {
+    /// Where the records are, for messages.
+    var location: String { get }
 
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    init(path: String) throws(DownloadError) {
-        self.path = path
-        do {
-            // Requests may carry credentials (`-H 'Authorization: …'`): only the owner may read the state.
-            try FileSystem.createPrivateDirectory(FileSystem.parent(of: path))
-            try FileSystem.restrictToOwner(path, creating: true)
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(10)
-            configuration.label = "haul"
-            configuration.prepareDatabase { db in
-                // Durable against process death at every commit; against power loss, a commit can roll back, which
-                // only ever makes a record claim fewer bytes.
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            }
-            database = try DatabasePool(path: path, configuration: configuration)
-            if try database.read({ try Self.migrator.hasBeenSuperseded($0) }) {
-                throw DownloadError.stateDatabase(
-                    path: path,
-                    reason: "it was written by a newer version of Haul, which this one (\(HaulVersion.current)) cannot "
-                        + "read safely; use the newer haul, or another state directory")
-            }
-            try Self.migrator.migrate(database)
-            for suffix in ["-wal", "-shm"] { try FileSystem.restrictToOwner(path + suffix, creating: false) }
-        } catch let error as DownloadError {
-            throw error
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
-        }
-    }
+    // MARK: Reading
 
-    /// Shipped migrations are never edited; changes come as new migrations.
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: downloads") { db in
-            try db.create(table: "download") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("url", .text).notNull()
-                t.column("requestedDestination", .jsonText)
-                t.column("destinationPath", .text)
-                t.column("options", .jsonText).notNull()
-                t.column("state", .text).notNull().indexed()
-                t.column("createdAt", .datetime).notNull()
-                t.column("updatedAt", .datetime).notNull()
-                t.column("startedAt", .datetime)
-                t.column("completedAt", .datetime)
-                t.column("errorCode", .integer)
-                t.column("errorSummary", .text)
-                t.column("errorSuggestion", .text)
-                t.column("errorTransient", .boolean)
-                t.column("errorHTTPStatus", .integer)
-                t.column("hasPartData", .boolean).notNull().defaults(to: false)
-                t.column("generation", .integer).notNull().defaults(to: 0)
-                t.column("durableBytes", .integer).notNull().defaults(to: 0)
-                t.column("bootID", .text)
-                t.column("etag", .text)
-                t.column("lastModified", .text)
-                t.column("totalBytes", .integer)
-                t.column("contentEncoding", .text)
-                t.column("finalURL", .text)
-                t.column("finalizing", .boolean).notNull().defaults(to: false)
-            }
-            try db.create(index: "download_on_url", on: "download", columns: ["url"])
-            try db.create(index: "download_on_destinationPath", on: "download", columns: ["destinationPath"])
-        }
-        migrator.registerMigration("v2: segments") { db in
-            try db.alter(table: "download") { t in t.add(column: "segments", .jsonText) }
-        }
-        migrator.registerMigration("v3: changes by other processes") { db in
-            try db.create(index: "download_on_updatedAt", on: "download", columns: ["updatedAt"])
-        }
-        migrator.registerMigration("v4: no indexes that no query uses") { db in
-            // Every lookup by state, URL or destination is answered from memory; these only made each write
-            // (several per small download) rewrite more pages.
-            try db.drop(index: "download_on_state")
-            try db.drop(index: "download_on_url")
-            try db.drop(index: "download_on_destinationPath")
-        }
-        return migrator
-    }
-
-    private func write<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
-        do {
-            return try database.write(body)
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
-        }
-    }
-
-    private func read<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
-        do {
-            return try database.read(body)
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
-        }
-    }
-
-    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadRecordDecoder.select + " ORDER BY id") }
-    }
-
-    /// Records changed at or after `date` (by any process).
-    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
-        try read { db in
-            try DownloadRecordDecoder.fetchAll(
-                db, sql: DownloadRecordDecoder.select + " WHERE updatedAt >= ? ORDER BY id", arguments: [date])
-        }
-    }
-
+    /// Every record, oldest first. A row that cannot be read comes back as a damaged record, never as an error.
+    func fetchAll() throws(DownloadError) -> [DownloadRecord]
+    /// One record, or nil if there is none with that id.
+    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord?
+    /// Records changed at or after `date` (by any writer).
+    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord]
     /// The identifiers of all records.
-    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
-        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM download").map(DownloadID.init(rawValue:))) }
-    }
+    func fetchIDs() throws(DownloadError) -> Set<DownloadID>
+    /// How many records there are.
+    func count() throws(DownloadError) -> Int
+    /// A number that changes whenever another writer (another process, say) commits a change.
+    func changeToken() throws(DownloadError) -> Int
 
-    func count() throws(DownloadError) -> Int {
-        try read { db in try DownloadRecord.fetchCount(db) }
-    }
-
-    /// A number that changes whenever another connection (another process, say) commits a change.
-    func dataVersion() throws(DownloadError) -> Int {
-        do {
-            return try database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
-        }
-    }
-
-    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
-        try read { db in
-            try DownloadRecordDecoder.fetchAll(db, sql: DownloadRecordDecoder.select + " WHERE id = ?", arguments: [id.rawValue])
-                .first
-        }
-    }
+    // MARK: Writing
 
     /// Inserts new records in one transaction and returns them with their identifiers.
-    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
-        let columns = DownloadColumn.allCases.filter { $0 != .id }
-        let sql = """
-            INSERT INTO download (\(columns.map(\.rawValue).joined(separator: ", ")))
-            VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
-            """
-        var encoder = DownloadRecordEncoder()
-        return try write { db in
-            let statement = try db.cachedStatement(sql: sql)
-            return try records.map { record in
-                var record = record
-                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: record)))
-                record.id = db.lastInsertedRowID
-                return record
-            }
-        }
-    }
-
-    /// Writes the manager's life-cycle columns of `record`.
-    func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) {
-        try saveLifecycle([record])
-    }
-
-    /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
-    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, of: records)
-    }
-
-    /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
-    /// the database: another process's pause or removal since is kept.
-    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
-        guard !records.isEmpty else { return }
-        let now = DownloadRecordEncoder.text(Date())
-        try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
-                WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
-                """)
-            for record in records {
-                try statement.execute(arguments: [record.startedAt.map(DownloadRecordEncoder.text), now, record.id])
-            }
-        }
-    }
-
+    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord]
+    /// Writes the manager's life-cycle columns of several records in one transaction.
+    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError)
+    /// Records downloads as running (with their start time), but only those still `queued`: a pause or removal
+    /// written by another process since is kept.
+    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError)
     /// Writes the options of `record` (changed after it was added).
-    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update(DownloadColumn.settings, sql: DownloadColumn.updateSettings, of: [record])
-    }
-
-    /// Writes the job's columns of `record` (including the destination it chose).
-    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) {
-        try saveTransfers([record])
-    }
-
-    /// Writes the job's columns of several records in one transaction.
-    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.job, sql: DownloadColumn.updateJob, of: records)
-    }
-
-    /// Writes `columns` of each record with one cached statement (`sql`, an update of `columns`) in one transaction.
-    private func update(_ columns: [DownloadColumn], sql: String, of records: [DownloadRecord]) throws(DownloadError) {
-        guard !records.isEmpty else { return }
-        var encoder = DownloadRecordEncoder()
-        try write { db in
-            let statement = try db.cachedStatement(sql: sql)
-            for record in records {
-                var values = try encoder.values(columns, of: record)
-                values.append(record.id)
-                try statement.execute(arguments: StatementArguments(values))
-            }
-        }
-    }
-
-    /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
-    /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
+    func saveSettings(_ record: DownloadRecord) throws(DownloadError)
+    /// Writes the job's columns of several records (with their destination paths) in one transaction.
+    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError)
+    /// Records that `durableBytes` (and, with `segments`, each segment's bytes) are synced, unless the part file was
+    /// cut back since (another `generation`); returns whether it was recorded.
     @discardableResult
     func checkpoint(
-        _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]? = nil, bootID: String?
-    ) throws(DownloadError) -> Bool {
-        let plan: String?
-        do {
-            let json = DownloadRecord.databaseJSONEncoder(for: DownloadColumn.segments.rawValue)
-            plan = try segments.map { String(decoding: try json.encode($0), as: UTF8.self) }
-        } catch {
-            throw .internalError("cannot encode a segment plan: \(error)")
-        }
-        let now = DownloadRecordEncoder.text(Date())
-        return try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
-                WHERE id = ? AND generation = ?
-                """)
-            try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
-            return db.changesCount > 0
-        }
-    }
-
-    /// Forgets the boot a part file was written in, so the next run trusts only the bytes the last checkpoint
-    /// recorded as synced (after a failed sync, the page cache's bytes may never reach the disk).
-    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
-        try write { db in
-            try db.execute(sql: "UPDATE download SET bootID = NULL WHERE id = ?", arguments: [id.rawValue])
-        }
-    }
-
+        _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
+    ) throws(DownloadError) -> Bool
+    /// Forgets the boot the part file was written in, so the next run trusts only the bytes the last checkpoint
+    /// recorded as synced.
+    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError)
     /// Deletes records in one transaction.
-    func delete(_ ids: [DownloadID]) throws(DownloadError) {
-        guard !ids.isEmpty else { return }
-        try write { db in
-            // Chunks stay under SQLite's limit on bound parameters.
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = ids[start..<min(ids.count, start + 500)].map(\.rawValue)
-                _ = try DownloadRecord.deleteAll(db, keys: chunk)
-            }
-        }
-    }
+    func delete(_ ids: [DownloadID]) throws(DownloadError)
+
+    // MARK: Claiming
+
+    /// Claims a download to run it here, without waiting; false if a live owner elsewhere holds it.
+    func claim(_ id: DownloadID) -> Bool
+    /// Gives up a claim this owner holds.
+    func release(_ id: DownloadID)
+    /// True if a live owner elsewhere holds the claim. Ask only for downloads this owner does not hold.
+    func isClaimedElsewhere(_ id: DownloadID) -> Bool
+}
+
+extension DownloadStore {
+    /// Writes the manager's life-cycle columns of `record`.
+    func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) { try saveLifecycle([record]) }
+
+    /// Writes the job's columns of `record`.
+    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) { try saveTransfers([record]) }
 }

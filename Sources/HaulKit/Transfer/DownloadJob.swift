@@ -97,9 +97,9 @@ struct DownloadJob {
         var final = outcome.record
         if case .completed = outcome {} else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
-            final.durableBytes = refreshed.durableBytes
-            final.bootID = refreshed.bootID
-            final.segments = refreshed.segments
+            final.transfer.durableBytes = refreshed.transfer.durableBytes
+            final.transfer.bootID = refreshed.transfer.bootID
+            final.transfer.segments = refreshed.transfer.segments
         }
         switch outcome {
         case .completed(_, let file): return .completed(final, file: file)
@@ -167,18 +167,18 @@ struct DownloadJob {
     /// Returns the destination when an earlier run had already finished and only the rename was left.
     private mutating func prepare() throws(DownloadError) -> URL? {
         state.update {
-            $0.generation = record.generation
-            $0.total = record.totalBytes
+            $0.generation = record.transfer.generation
+            $0.total = record.transfer.totalBytes
             $0.written = 0
         }
-        if record.finalizing, let file = try finishInterruptedFinalization() { return file }
-        guard record.hasPartData, let partPath = record.partPath else { return nil }
-        if ResourceValidator.isDecoded(record.contentEncoding) {
+        if record.transfer.finalizing, let file = try finishInterruptedFinalization() { return file }
+        guard record.transfer.hasPartData, let partPath = record.partPath else { return nil }
+        if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
             try forgetPartData()
             return nil
         }
-        if let saved = record.segments, let total = record.totalBytes {
+        if let saved = record.transfer.segments, let total = record.transfer.totalBytes {
             try restoreSegments(saved, total: total, partPath: partPath)
             return nil
         }
@@ -195,16 +195,16 @@ struct DownloadJob {
         }
         // Same boot: the page cache kept every byte `write` accepted, even if the process died.
         // Another boot: only the bytes synced before the last checkpoint are certain.
-        let sameBoot = record.bootID != nil && record.bootID == BootIdentity.current
-        var trusted = sameBoot ? partSize : min(partSize, record.durableBytes)
-        if let total = record.totalBytes, trusted > total { trusted = 0 }
+        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
+        var trusted = sameBoot ? partSize : min(partSize, record.transfer.durableBytes)
+        if let total = record.transfer.totalBytes, trusted > total { trusted = 0 }
 
         let file = try PartFile(path: partPath, mode: .continueExisting)
         state.update { $0.file = file }
         if trusted < partSize { try file.truncate(to: trusted) }
         try file.sync()
-        record.durableBytes = trusted
-        record.bootID = BootIdentity.current
+        record.transfer.durableBytes = trusted
+        record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
         state.update {
@@ -226,9 +226,9 @@ struct DownloadJob {
             return try forgetPartData()
         }
         let journal = try SegmentJournal(path: journalPath)
-        let sameBoot = record.bootID != nil && record.bootID == BootIdentity.current
+        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
         let fromJournal = sameBoot
-            ? journal.read(generation: record.generation).flatMap {
+            ? journal.read(generation: record.transfer.generation).flatMap {
                 SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
             } : nil
         guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum),
@@ -242,16 +242,16 @@ struct DownloadJob {
         if size < total { try file.preallocate(total) }
         try file.sync()
         let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
-        let board = SegmentBoard(planner: planner, journal: journal, generation: record.generation, verifying: verifying)
+        let board = SegmentBoard(planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
         self.board = board
         state.update {
             $0.board = board
             $0.received = planner.receivedBytes
             $0.written = planner.contiguousBytes
         }
-        record.segments = planner.segments
-        record.durableBytes = planner.contiguousBytes
-        record.bootID = BootIdentity.current
+        record.transfer.segments = planner.segments
+        record.transfer.durableBytes = planner.contiguousBytes
+        record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
         logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
@@ -259,9 +259,9 @@ struct DownloadJob {
 
     /// Drops a part file that cannot be trusted; the next response starts it again.
     private mutating func forgetPartData() throws(DownloadError) {
-        record.hasPartData = false
-        record.segments = nil
-        record.durableBytes = 0
+        record.transfer.hasPartData = false
+        record.transfer.segments = nil
+        record.transfer.durableBytes = 0
         try environment.store.saveTransfer(record)
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
@@ -284,15 +284,15 @@ struct DownloadJob {
         try file.sync()
         let planner = SegmentPlanner(
             total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
-        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.generation)
+        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         self.board = board
         state.update {
             $0.board = board
             $0.received = done
         }
-        record.segments = planner.segments
-        record.durableBytes = done
-        record.bootID = BootIdentity.current
+        record.transfer.segments = planner.segments
+        record.transfer.durableBytes = done
+        record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
         try file.preallocate(total)
@@ -304,7 +304,7 @@ struct DownloadJob {
     private mutating func runSegmented(_ board: SegmentBoard, opening: SegmentedTransfer.Opening?) async throws
         -> AttemptResult
     {
-        guard let file = state.current.file, let validator = record.validator, let total = record.totalBytes else {
+        guard let file = state.current.file, let validator = record.transfer.validator, let total = record.transfer.totalBytes else {
             throw DownloadError.internalError("download \(id) lost its plan")
         }
         let headers = requestHeaders
@@ -345,13 +345,13 @@ struct DownloadJob {
         board?.close()
         board = nil
         state.update { $0.board = nil }
-        record.segments = nil
+        record.transfer.segments = nil
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
     /// Completes a rename that a previous run had committed to but may not have done.
     private mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
-        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.totalBytes
+        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.transfer.totalBytes
         else { return nil }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
             try FileSystem.rename(partPath, to: destination)
@@ -362,8 +362,8 @@ struct DownloadJob {
             return URL(fileURLWithPath: destination, isDirectory: false)
         }
         // Neither is as it was left: start again.
-        record.finalizing = false
-        record.hasPartData = false
+        record.transfer.finalizing = false
+        record.transfer.hasPartData = false
         try environment.store.saveTransfer(record)
         return nil
     }
@@ -380,7 +380,7 @@ struct DownloadJob {
         let response = try await send(request, bounded: bounded)
         let head = ResponseHead(response, now: Date())
         let decision = ResponseEvaluator.evaluate(
-            head, request: request, recorded: record.validator, url: record.url,
+            head, request: request, recorded: record.transfer.validator, url: record.url,
             policy: record.options.onResourceChange)
         logger.debug(
             "response", metadata: ["status": "\(head.status)", "start": "\(request.start)", "decision": "\(decision)"])
@@ -395,7 +395,7 @@ struct DownloadJob {
                 validator.totalBytes = total
                 try await beginPartData(validator, head: head, url: response.url)
             }
-            record.totalBytes = total
+            record.transfer.totalBytes = total
             state.update { $0.total = total }
             return .completed
         case .refetchFromStart(let reason, let detail):
@@ -411,21 +411,21 @@ struct DownloadJob {
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
                 return try await receiveDecoded(encoding)
             }
-            record.finalURL = response.url?.absoluteString ?? record.url
-            if record.hasPartData {
-                if record.totalBytes == nil, let total = validator.totalBytes {
-                    record.totalBytes = total
+            record.transfer.finalURL = response.url?.absoluteString ?? record.url
+            if record.transfer.hasPartData {
+                if record.transfer.totalBytes == nil, let total = validator.totalBytes {
+                    record.transfer.totalBytes = total
                     try environment.store.saveTransfer(record)
                 }
             } else {
                 try await beginPartData(validator, head: head, url: response.url)
             }
-            state.update { $0.total = record.totalBytes }
-            if head.status == 206, record.totalBytes == nil {
+            state.update { $0.total = record.transfer.totalBytes }
+            if head.status == 206, record.transfer.totalBytes == nil {
                 // A server that does not tell the size (`bytes 0-N/*`) cannot be split: one open range from here on.
                 segmentsAllowed = false
             }
-            if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1, let total = record.totalBytes,
+            if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1, let total = record.transfer.totalBytes,
                 total - offset >= 2 * settings.minimumSegmentSize
             {
                 let board = try startSegments(total: total, done: offset)
@@ -433,7 +433,7 @@ struct DownloadJob {
                 return try await runSegmented(board, opening: .init(body: response.body, start: offset, end: end))
             }
             // A bounded range of a file whose size the server does not tell ends where we asked, not at the end.
-            let endsTheFile = head.status != 206 || !bounded || record.totalBytes != nil
+            let endsTheFile = head.status != 206 || !bounded || record.transfer.totalBytes != nil
             return try await receive(
                 response.body, from: offset, verifying: restart == nil ? overlap : 0,
                 contentLength: head.contentLength, endsTheFile: endsTheFile)
@@ -447,9 +447,9 @@ struct DownloadJob {
         if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
             return try await receiveDecoded(encoding)
         }
-        record.finalURL = response.url?.absoluteString ?? record.url
+        record.transfer.finalURL = response.url?.absoluteString ?? record.url
         try await beginPartData(validator, head: head, url: response.url)
-        state.update { $0.total = record.totalBytes }
+        state.update { $0.total = record.transfer.totalBytes }
         return try await receive(
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
     }
@@ -467,7 +467,7 @@ struct DownloadJob {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
         let headers = requestHeaders.fields(
             range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
-            ifRange: rangesUsable && request.start > 0 ? record.validator?.ifRange : nil)
+            ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil)
         state.update { $0.activeConnections = 1 }
         return try await environment.transport.get(record.url, headers: headers, decoding: decoding, logger: logger)
     }
@@ -499,7 +499,7 @@ struct DownloadJob {
         unrequestedEncoding = encoding
         rangesUsable = false
         segmentsAllowed = false
-        if state.current.written > 0 || record.hasPartData { try rewind(to: 0, because: nil) }
+        if state.current.written > 0 || record.transfer.hasPartData { try rewind(to: 0, because: nil) }
         let response = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
         let head = ResponseHead(response, now: Date())
         guard head.status == 200 || head.status == 203 else {
@@ -511,7 +511,7 @@ struct DownloadJob {
         var validator = head.validator
         validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
         validator.totalBytes = nil
-        record.finalURL = response.url?.absoluteString ?? record.url
+        record.transfer.finalURL = response.url?.absoluteString ?? record.url
         try await beginPartData(validator, head: head, url: response.url)
         state.update { $0.total = nil }
         // The encoded length frames the body; the decoded length is known only at its end.
@@ -526,17 +526,17 @@ struct DownloadJob {
             guard case .directory(let directory) = record.requestedDestination else {
                 throw DownloadError.internalError("download \(id) has no destination")
             }
-            let url = url ?? URL(string: record.finalURL ?? record.url) ?? URL(string: record.url)!
+            let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
             let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
             record.destinationPath = try await environment.reserveDestination(id, directory.path, name)
         }
         guard let partPath = record.partPath, let destination = record.destinationPath else {
             throw DownloadError.internalError("download \(id) has no destination")
         }
-        record.record(validator)
-        record.hasPartData = true
-        record.durableBytes = 0
-        record.bootID = BootIdentity.current
+        record.transfer.record(validator)
+        record.transfer.hasPartData = true
+        record.transfer.durableBytes = 0
+        record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
         // Recorded first (with the destination), so a crash right after never leaves a part file nobody owns; a
         // recorded part file that is missing counts as empty.
@@ -553,7 +553,7 @@ struct DownloadJob {
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
     private mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
-        if board != nil || record.segments != nil { try dropSegments() }
+        if board != nil || record.transfer.segments != nil { try dropSegments() }
         let generation = state.update {
             $0.generation += 1
             $0.written = offset
@@ -562,9 +562,9 @@ struct DownloadJob {
             return $0.generation
         }
         try state.current.file?.truncate(to: offset)
-        record.generation = generation
-        record.durableBytes = min(record.durableBytes, offset)
-        if offset == 0 { record.hasPartData = false }
+        record.transfer.generation = generation
+        record.transfer.durableBytes = min(record.transfer.durableBytes, offset)
+        if offset == 0 { record.transfer.hasPartData = false }
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
         if let reason {
@@ -586,7 +586,7 @@ struct DownloadJob {
         endsTheFile: Bool
     ) async throws -> AttemptResult {
         guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
-        let total = record.totalBytes
+        let total = record.transfer.totalBytes
         let start = offset + overlap
         let state = state
         let ending = try await writer(file).write(
@@ -614,7 +614,7 @@ struct DownloadJob {
             }
             guard endsTheFile else { return .incomplete(wrote: position > start) }
             // No length was announced and the body ended cleanly: that is the whole file.
-            record.totalBytes = position
+            record.transfer.totalBytes = position
             state.update { $0.total = position }
             return .completed
         }
@@ -644,9 +644,9 @@ struct DownloadJob {
             }
         }
         if board != nil { try dropSegments() }
-        record.totalBytes = total
-        record.durableBytes = total
-        record.finalizing = true
+        record.transfer.totalBytes = total
+        record.transfer.durableBytes = total
+        record.transfer.finalizing = true
         record.updatedAt = Date()
         record.state = .completed
         record.completedAt = record.updatedAt

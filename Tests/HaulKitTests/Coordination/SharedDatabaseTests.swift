@@ -20,7 +20,7 @@ struct SharedDatabaseTests {
 
     /// The state the database records for `id`: what another process sees.
     static func storedState(_ id: DownloadID, of runner: Harness) throws -> DownloadState? {
-        try DownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
+        try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
     }
 
     @Test("an editor's add is picked up by a runner")

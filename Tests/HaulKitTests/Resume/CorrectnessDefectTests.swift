@@ -139,8 +139,8 @@ struct CorrectnessDefectTests {
         #expect(error.code == .fileSystem, "\(error)")
         #expect(error.summary.contains("sync"))
         await harness.manager.shutdown()
-        let store = try DownloadStore(path: directory.file("state/haul.sqlite").path)
-        #expect(try store.fetch(id)?.bootID == nil, "the unsynced tail is no longer trusted")
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        #expect(try store.fetch(id)?.transfer.bootID == nil, "the unsynced tail is no longer trusted")
         harness.origin.setFaults { $0.bytesPerSecond = nil }
         let reopened = try await harness.reopen()
         try await reopened.manager.resume(id)

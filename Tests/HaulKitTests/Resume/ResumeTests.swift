@@ -152,11 +152,11 @@ struct ResumeTests {
 
         // Pretend the machine crashed: the record is from another boot and claims fewer synced bytes than the file
         // holds, and the unsynced tail holds garbage (as after power loss).
-        let store = try DownloadStore(path: harness.directory.file("state/haul.sqlite").path)
+        let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
         var record = try #require(try store.fetch(id))
         let durable: Int64 = 200_000
-        record.durableBytes = durable
-        record.bootID = "another-boot"
+        record.transfer.durableBytes = durable
+        record.transfer.bootID = "another-boot"
         try store.saveTransfer(record)
         let part = try #require(record.partPath)
         let handle = try #require(FileHandle(forWritingAtPath: part))
@@ -213,7 +213,7 @@ struct ResumeTests {
         await harness.manager.shutdown()
         // Put the world back to "synced and committed to finalizing, not yet renamed".
         try FileManager.default.moveItem(atPath: file.path, toPath: file.path + ".part")
-        let store = try DownloadStore(path: harness.directory.file("state/haul.sqlite").path)
+        let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
         var record = try #require(try store.fetch(id))
         record.state = .running
         try store.saveLifecycle(record)

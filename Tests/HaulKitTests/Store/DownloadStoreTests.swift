@@ -28,24 +28,24 @@ struct DownloadStoreTests {
         record.startedAt = date.addingTimeInterval(1)
         record.completedAt = date.addingTimeInterval(2)
         record.lastError = .httpStatus(503, reason: "Service Unavailable", url: "https://example.com/a.iso")
-        record.hasPartData = true
-        record.generation = 2
-        record.durableBytes = 4_096
-        record.bootID = "boot"
-        record.etag = "\"e\""
-        record.lastModified = "Tue, 14 Nov 2023 22:13:20 GMT"
-        record.totalBytes = 10_000
-        record.contentEncoding = "gzip"
-        record.finalURL = "https://mirror.example.com/a.iso"
-        record.finalizing = true
-        record.segments = [Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0)]
+        record.transfer.hasPartData = true
+        record.transfer.generation = 2
+        record.transfer.durableBytes = 4_096
+        record.transfer.bootID = "boot"
+        record.transfer.etag = "\"e\""
+        record.transfer.lastModified = "Tue, 14 Nov 2023 22:13:20 GMT"
+        record.transfer.totalBytes = 10_000
+        record.transfer.contentEncoding = "gzip"
+        record.transfer.finalURL = "https://mirror.example.com/a.iso"
+        record.transfer.finalizing = true
+        record.transfer.segments = [Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0)]
         return record
     }
 
     @Test("records read back exactly as written, every column, shared options decoded once per text")
     func roundTrip() throws {
         let directory = TemporaryDirectory()
-        let store = try DownloadStore(path: directory.file("haul.sqlite").path)
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
         let written = try store.insert(
             [Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2", options: .init(priority: 7))])
         #expect(written.map(\.id) == [1, 2, 3])
@@ -69,7 +69,7 @@ struct DownloadStoreTests {
     @Test("batch writes: states of many records in one call, deletes beyond SQLite's parameter limit")
     func batches() throws {
         let directory = TemporaryDirectory()
-        let store = try DownloadStore(path: directory.file("haul.sqlite").path)
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
         var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
         for index in records.indices {
             records[index].state = index % 3 == 0 ? .failed : .paused

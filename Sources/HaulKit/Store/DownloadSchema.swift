@@ -1,0 +1,69 @@
+import GRDB
+
+/// The SQLite schema of the state database: its migrations, and the check that they produce exactly the table
+/// ``DownloadColumn`` defines (names, order and types), so code and database can never disagree silently.
+enum DownloadSchema {
+    /// Shipped migrations are never edited; changes come as new migrations (and a case in ``DownloadColumn``).
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: downloads") { db in
+            try db.create(table: "download") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("url", .text).notNull()
+                t.column("requestedDestination", .jsonText)
+                t.column("destinationPath", .text)
+                t.column("options", .jsonText).notNull()
+                t.column("state", .text).notNull().indexed()
+                t.column("createdAt", .datetime).notNull()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("startedAt", .datetime)
+                t.column("completedAt", .datetime)
+                t.column("errorCode", .integer)
+                t.column("errorSummary", .text)
+                t.column("errorSuggestion", .text)
+                t.column("errorTransient", .boolean)
+                t.column("errorHTTPStatus", .integer)
+                t.column("hasPartData", .boolean).notNull().defaults(to: false)
+                t.column("generation", .integer).notNull().defaults(to: 0)
+                t.column("durableBytes", .integer).notNull().defaults(to: 0)
+                t.column("bootID", .text)
+                t.column("etag", .text)
+                t.column("lastModified", .text)
+                t.column("totalBytes", .integer)
+                t.column("contentEncoding", .text)
+                t.column("finalURL", .text)
+                t.column("finalizing", .boolean).notNull().defaults(to: false)
+            }
+            try db.create(index: "download_on_url", on: "download", columns: ["url"])
+            try db.create(index: "download_on_destinationPath", on: "download", columns: ["destinationPath"])
+        }
+        migrator.registerMigration("v2: segments") { db in
+            try db.alter(table: "download") { t in t.add(column: "segments", .jsonText) }
+        }
+        migrator.registerMigration("v3: changes by other processes") { db in
+            try db.create(index: "download_on_updatedAt", on: "download", columns: ["updatedAt"])
+        }
+        migrator.registerMigration("v4: no indexes that no query uses") { db in
+            // Every lookup by state, URL or destination is answered from memory; these only made each write
+            // (several per small download) rewrite more pages.
+            try db.drop(index: "download_on_state")
+            try db.drop(index: "download_on_url")
+            try db.drop(index: "download_on_destinationPath")
+        }
+        return migrator
+    }
+
+    /// Nil when the `download` table has the columns of ``DownloadColumn``, in order, with their types; otherwise
+    /// what differs.
+    static func mismatch(_ db: Database) throws -> String? {
+        let found = try Row.fetchAll(db, sql: "PRAGMA table_info(download)").map { row -> String in
+            let name: String = row["name"]
+            let type: String = row["type"]
+            return "\(name) \(type)"
+        }
+        let expected = DownloadColumn.allCases.map { "\($0.rawValue) \($0.sqlType)" }
+        guard found != expected else { return nil }
+        return "its download table has the columns [\(found.joined(separator: ", "))], not the expected "
+            + "[\(expected.joined(separator: ", "))]"
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import GRDB
+
+/// The embedded ``DownloadStore``: one SQLite file in WAL mode, shared safely by several processes (`haul list`
+/// while `haul run` works). Each call is one transaction. Claims are byte-range locks on a file beside it
+/// (``DownloadLocks``), which the kernel releases when their owner dies.
+final class SQLiteDownloadStore: DownloadStore {
+    let path: String
+    private let database: DatabasePool
+    private let locks: DownloadLocks
+
+    var location: String { path }
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    init(path: String) throws(DownloadError) {
+        self.path = path
+        do {
+            // Requests may carry credentials (`-H 'Authorization: …'`): only the owner may read the state.
+            try FileSystem.createPrivateDirectory(FileSystem.parent(of: path))
+            try FileSystem.restrictToOwner(path, creating: true)
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            configuration.label = "haul"
+            configuration.prepareDatabase { db in
+                // Durable against process death at every commit; against power loss, a commit can roll back, which
+                // only ever makes a record claim fewer bytes.
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+            database = try DatabasePool(path: path, configuration: configuration)
+            if try database.read({ try DownloadSchema.migrator.hasBeenSuperseded($0) }) {
+                throw DownloadError.stateDatabase(
+                    path: path,
+                    reason: "it was written by a newer version of Haul, which this one (\(HaulVersion.current)) cannot "
+                        + "read safely; use the newer haul, or another state directory")
+            }
+            try DownloadSchema.migrator.migrate(database)
+            if let mismatch = try database.read(DownloadSchema.mismatch) {
+                throw DownloadError.stateDatabase(
+                    path: path, reason: mismatch + "; use the haul that wrote it, or another state directory")
+            }
+            for suffix in ["-wal", "-shm"] { try FileSystem.restrictToOwner(path + suffix, creating: false) }
+            locks = try DownloadLocks(path: path + "-locks")
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    private func write<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    private func read<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
+        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
+    }
+
+    /// Records changed at or after `date` (by any process).
+    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(
+                db, sql: DownloadColumn.select + " WHERE updatedAt >= ? ORDER BY id", arguments: [date])
+        }
+    }
+
+    /// The identifiers of all records.
+    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
+        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM download").map(DownloadID.init(rawValue:))) }
+    }
+
+    func count() throws(DownloadError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0 }
+    }
+
+    func changeToken() throws(DownloadError) -> Int {
+        do {
+            return try database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " WHERE id = ?", arguments: [id.rawValue])
+                .first
+        }
+    }
+
+    /// Inserts new records in one transaction and returns them with their identifiers.
+    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+        let columns = DownloadColumn.allCases.filter { $0 != .id }
+        let sql = """
+            INSERT INTO download (\(columns.map(\.rawValue).joined(separator: ", ")))
+            VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
+            """
+        var encoder = DownloadRecordEncoder()
+        return try write { db in
+            let statement = try db.cachedStatement(sql: sql)
+            return try records.map { record in
+                var record = record
+                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: record)))
+                record.id = db.lastInsertedRowID
+                return record
+            }
+        }
+    }
+
+    /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
+    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, of: records)
+    }
+
+    /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
+    /// the database: another process's pause or removal since is kept.
+    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        let now = DownloadRecordEncoder.text(Date())
+        try write { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
+                WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
+                """)
+            for record in records {
+                try statement.execute(arguments: [record.startedAt.map(DownloadRecordEncoder.text), now, record.id])
+            }
+        }
+    }
+
+    /// Writes the options of `record` (changed after it was added).
+    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
+        try update(DownloadColumn.settings, sql: DownloadColumn.updateSettings, of: [record])
+    }
+
+    /// Writes the job's columns of several records in one transaction.
+    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.job, sql: DownloadColumn.updateJob, of: records)
+    }
+
+    /// Writes `columns` of each record with one cached statement (`sql`, an update of `columns`) in one transaction.
+    private func update(_ columns: [DownloadColumn], sql: String, of records: [DownloadRecord]) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        var encoder = DownloadRecordEncoder()
+        try write { db in
+            let statement = try db.cachedStatement(sql: sql)
+            for record in records {
+                var values = try encoder.values(columns, of: record)
+                values.append(record.id)
+                try statement.execute(arguments: StatementArguments(values))
+            }
+        }
+    }
+
+    /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
+    /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
+    @discardableResult
+    func checkpoint(
+        _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
+    ) throws(DownloadError) -> Bool {
+        let plan: String?
+        do {
+            let json = StoredJSON.encoder()
+            plan = try segments.map { String(decoding: try json.encode($0), as: UTF8.self) }
+        } catch {
+            throw .internalError("cannot encode a segment plan: \(error)")
+        }
+        let now = DownloadRecordEncoder.text(Date())
+        return try write { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
+                WHERE id = ? AND generation = ?
+                """)
+            try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Forgets the boot a part file was written in, so the next run trusts only the bytes the last checkpoint
+    /// recorded as synced (after a failed sync, the page cache's bytes may never reach the disk).
+    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
+        try write { db in
+            try db.execute(sql: "UPDATE download SET bootID = NULL WHERE id = ?", arguments: [id.rawValue])
+        }
+    }
+
+    /// Deletes records in one transaction.
+    func delete(_ ids: [DownloadID]) throws(DownloadError) {
+        guard !ids.isEmpty else { return }
+        try write { db in
+            // Chunks stay under SQLite's limit on bound parameters.
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(ids.count, start + 500)].map(\.rawValue)
+                let marks = chunk.map { _ in "?" }.joined(separator: ", ")
+                try db.execute(sql: "DELETE FROM download WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
+            }
+        }
+    }
+
+    // MARK: - Claims
+
+    func claim(_ id: DownloadID) -> Bool { locks.tryLock(id) }
+
+    func release(_ id: DownloadID) { locks.unlock(id) }
+
+    func isClaimedElsewhere(_ id: DownloadID) -> Bool { locks.isHeldElsewhere(id) }
+}

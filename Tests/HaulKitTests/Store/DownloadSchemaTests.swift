@@ -1,0 +1,52 @@
+import Foundation
+import GRDB
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+@Suite("Schema")
+struct DownloadSchemaTests {
+    @Test("the migrations build exactly the table DownloadColumn defines: names, order and types")
+    func migrationsMatchTheColumns() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("haul.sqlite").path
+        _ = try SQLiteDownloadStore(path: path)
+        let database = try DatabaseQueue(path: path)
+        let columns = try database.read { db in
+            try Row.fetchAll(db, sql: "PRAGMA table_info(download)").map { row -> String in
+                let name: String = row["name"]
+                return name
+            }
+        }
+        #expect(columns == DownloadColumn.allCases.map(\.rawValue))
+        #expect(DownloadColumn.select.hasPrefix("SELECT id, url, requestedDestination,"))
+    }
+
+    @Test("every column has one writer, and each update names only its writer's columns")
+    func owners() {
+        #expect(DownloadColumn.lifecycle.allSatisfy { $0.owner == .lifecycle || $0 == .updatedAt })
+        #expect(DownloadColumn.job.allSatisfy { $0.owner == .job || $0 == .updatedAt })
+        #expect(DownloadColumn.settings == [.options, .updatedAt])
+        let written = Set(DownloadColumn.lifecycle + DownloadColumn.job + DownloadColumn.settings)
+        let identity = Set(DownloadColumn.allCases.filter { $0.owner == .identity })
+        #expect(written.union(identity) == Set(DownloadColumn.allCases))
+        #expect(Set(DownloadColumn.lifecycle).intersection(DownloadColumn.job) == [.updatedAt])
+    }
+
+    @Test("a database whose table differs from the definition is refused with the columns it has")
+    func refusesAnotherShape() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("haul.sqlite").path
+        _ = try SQLiteDownloadStore(path: path)
+        let database = try DatabaseQueue(path: path)
+        try database.write { db in try db.execute(sql: "ALTER TABLE download DROP COLUMN segments") }
+        try database.close()
+        #expect {
+            _ = try SQLiteDownloadStore(path: path)
+        } throws: { error in
+            guard let error = error as? DownloadError, error.code == .stateDatabase else { return false }
+            return error.summary.contains("finalizing BOOLEAN]") && error.summary.contains("segments TEXT]")
+        }
+    }
+}
