@@ -51,6 +51,9 @@ extension DownloadManager {
         /// The clock that times retry delays, the time without progress and the lowest-speed window; tests pass a
         /// mock clock.
         public var clock: any Clock<Duration> = ContinuousClock()
+        /// The clock that paces the periodic work: progress reports and checkpoints, the speed limits, and the look
+        /// at changes from other processes; tests pass a mock clock to drive them without sleeping.
+        public var tickClock: any Clock<Duration> = ContinuousClock()
         /// Failures injected by tests.
         var faults = FaultInjection()
 
@@ -78,7 +81,7 @@ extension DownloadManager {
             EngineSettings(
                 retry: retry, stallTimeout: stallTimeout, resumeOverlap: resumeOverlap,
                 checkpointInterval: checkpointInterval, progressInterval: progressInterval, userAgent: userAgent,
-                clock: clock, logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
+                clock: clock, tickClock: tickClock, logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
                 minimumSegmentSize: max(128 * 1024, minimumSegmentSize), lowestSpeed: lowestSpeed,
                 lowSpeedWindow: lowSpeedWindow, faults: faults)
         }

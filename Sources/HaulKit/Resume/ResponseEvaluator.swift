@@ -16,6 +16,12 @@ enum ResponseDecision: Sendable, Equatable {
 }
 
 extension ResponseDecision {
+    /// ``retry(_:)`` or ``fail(_:)`` as `error` says: whether a failure is transient is decided in one place,
+    /// ``DownloadError/isTransient``.
+    static func rejecting(_ error: DownloadError) -> ResponseDecision {
+        error.isTransient ? .retry(error) : .fail(error)
+    }
+
     /// The error of a ``retry(_:)`` or ``fail(_:)`` decision.
     var error: DownloadError? {
         switch self {
@@ -41,7 +47,7 @@ enum ResponseEvaluator {
             let changed = recorded.flatMap { $0.differs(from: validator) }
             let reason: RestartReason = changed == nil ? .serverIgnoredRange : .resourceChanged
             if policy == .fail {
-                return .fail(changed.map { .resourceChanged($0) } ?? .serverIgnoredRange)
+                return .rejecting(changed.map { .resourceChanged($0) } ?? .serverIgnoredRange)
             }
             return .write(offset: 0, validator: validator, restart: reason)
 
@@ -55,7 +61,7 @@ enum ResponseEvaluator {
             var validator = head.validator
             validator.totalBytes = range.completeLength
             if let recorded, let change = recorded.differs(from: validator) {
-                return policy == .fail ? .fail(.resourceChanged(change)) : .refetchFromStart(.resourceChanged, detail: change)
+                return policy == .fail ? .rejecting(.resourceChanged(change)) : .refetchFromStart(.resourceChanged, detail: change)
             }
             if let contentLength = head.contentLength, contentLength != length {
                 return .refetchFromStart(
@@ -80,16 +86,13 @@ enum ResponseEvaluator {
                 return .alreadyComplete(totalBytes: request.resumePoint)
             }
             let detail = "416 for bytes from \(request.start) (Content-Range: \(head.contentRange ?? "none"))"
-            return policy == .fail ? .fail(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)
+            return policy == .fail ? .rejecting(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)
 
-        case 408, 429, 500...599:
-            return .retry(.httpStatus(head.status, reason: head.reason, url: url, retryAfter: head.retryAfter))
-
-        case 400...499:
-            return .fail(.httpStatus(head.status, reason: head.reason, url: url))
+        case 400...599:
+            return .rejecting(.httpStatus(head.status, reason: head.reason, url: url, retryAfter: head.retryAfter))
 
         default:
-            return .fail(.malformedResponse("unexpected status \(head.status) \(head.reason) for \(url)"))
+            return .rejecting(.malformedResponse("unexpected status \(head.status) \(head.reason) for \(url)"))
         }
     }
 }

@@ -1,12 +1,14 @@
 import Synchronization
 
-/// A thread-safe ``TokenBucket`` on the real clock, shared by the tasks whose bytes it limits.
+/// A thread-safe ``TokenBucket`` on a clock (the real one, or a mock clock in tests), shared by the tasks whose
+/// bytes it limits.
 final class RateLimiter: Sendable {
     private let bucket: Mutex<TokenBucket>
-    private let origin = ContinuousClock.now
+    private let stopwatch: Stopwatch
 
-    init(bytesPerSecond: Int64?) {
+    init(bytesPerSecond: Int64?, clock: any Clock<Duration> = ContinuousClock()) {
         bucket = Mutex(TokenBucket(rate: bytesPerSecond))
+        stopwatch = Stopwatch(clock)
     }
 
     /// Changes the limit; takes effect for the next bytes. `nil` removes it.
@@ -24,8 +26,5 @@ final class RateLimiter: Sendable {
         return seconds > 0 ? .microseconds(Int64(seconds * 1_000_000)) : .zero
     }
 
-    private var now: Double {
-        let elapsed = origin.duration(to: .now)
-        return elapsed.inSeconds
-    }
+    private var now: Double { stopwatch.elapsed.inSeconds }
 }

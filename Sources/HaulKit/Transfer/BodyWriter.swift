@@ -64,7 +64,7 @@ struct BodyWriter: Sendable {
                 room = try wrote(count, position)
                 let pause = max(limiter.delay(for: count), globalLimiter.delay(for: count))
                 if pause > .zero {
-                    try await Task.sleep(for: pause)
+                    try await settings.tickClock.sleep(for: pause)
                     watch?.exclude(pause)
                 }
             }

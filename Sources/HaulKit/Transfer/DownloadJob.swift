@@ -22,15 +22,7 @@ struct DownloadJob {
         }
     }
 
-    /// How one request ended, when it did not throw.
-    private enum AttemptResult {
-        case completed
-        /// The body ended cleanly before the end of the file (a server that sends shorter ranges, or a bounded
-        /// range of a file whose size is unknown); `wrote` says whether it brought any byte.
-        case incomplete(wrote: Bool)
-        /// The partial data was discarded; fetch again from byte 0.
-        case refetch(RestartReason, detail: String)
-    }
+    private typealias AttemptResult = TransferMachine.AttemptResult
 
     private(set) var record: DownloadRecord
     let state: TransferState
@@ -108,6 +100,7 @@ struct DownloadJob {
         }
     }
 
+    /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended.
     private mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
         do {
             if let file = try prepare() { return .completed(record, file: file) }
@@ -115,40 +108,42 @@ struct DownloadJob {
             return .failed(record, error)
         }
         retrier.observe(bytes: state.current.received)
-        var verifyOverlap = state.current.written > 0 && board == nil
+        var machine = TransferMachine(resuming: state.current.written > 0 && board == nil)
         while true {
-            if Task.isCancelled { return .stopped(record) }
-            // Every way an attempt can fall short goes through the one retry budget: failures, restarts, and
-            // answers that brought nothing, so no server is ever asked again in a tight loop.
-            let setback: Retrier.Setback
-            do {
-                let result = try await attempt(verifyingOverlap: verifyOverlap)
-                verifyOverlap = false
-                switch result {
-                case .completed:
+            switch machine.step {
+            case .attempt(let verifyingOverlap):
+                if Task.isCancelled {
+                    machine.cancelled()
+                    continue
+                }
+                do {
+                    machine.attemptEnded(try await attempt(verifyingOverlap: verifyingOverlap), missing: missingBytes)
+                } catch let verdict as Retrier.GaveUp {
+                    // A connection of this download spent the shared budget.
+                    machine.gaveUp(verdict.error)
+                } catch {
+                    logger.debug("attempt failed", metadata: ["error": "\(error)"])
+                    machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
+                }
+            case .wait(let setback):
+                do {
+                    try await retrier.wait(after: setback, bytes: state.current.received)
+                    machine.waited()
+                } catch let verdict as Retrier.GaveUp {
+                    machine.gaveUp(verdict.error)
+                } catch {
+                    machine.cancelled()
+                }
+            case .finish:
+                do {
                     if let failure = state.failure { throw failure }
                     return .completed(record, file: try await finish(follower: follower))
-                case .incomplete(wrote: true):
-                    continue
-                case .incomplete(wrote: false):
-                    setback = .failure(DownloadError.responseTruncated(received: 0, expected: missingBytes))
-                case .refetch(let reason, let detail):
-                    setback = .restart(reason, detail: detail)
+                } catch {
+                    machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
                 }
-            } catch let verdict as Retrier.GaveUp {
-                // A connection of this download spent the shared budget.
-                return .failed(record, verdict.error)
-            } catch {
-                if Task.isCancelled || error is CancellationError { return .stopped(record) }
-                logger.debug("attempt failed", metadata: ["error": "\(error)"])
-                setback = .failure(error)
-                verifyOverlap = false
-            }
-            do {
-                try await retrier.wait(after: setback, bytes: state.current.received)
-            } catch let verdict as Retrier.GaveUp {
-                return .failed(record, verdict.error)
-            } catch {
+            case .failed(let error):
+                return .failed(record, error)
+            case .stopped:
                 return .stopped(record)
             }
         }

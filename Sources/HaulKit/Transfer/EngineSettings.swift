@@ -11,6 +11,8 @@ struct EngineSettings: Sendable {
     var userAgent: String
     /// The clock that times retry delays (a mock clock in tests).
     var clock: any Clock<Duration>
+    /// The clock that paces progress, checkpoints and the speed limits (a mock clock in tests).
+    var tickClock: any Clock<Duration>
     var logger: Logger
     var maxConnectionsPerHost: Int
     var minimumSegmentSize: Int64

@@ -16,18 +16,16 @@ struct JobMonitor: Sendable {
 
     func run() async {
         let settings = environment.settings
-        let start = ContinuousClock.now
+        let clock = settings.tickClock
+        let stopwatch = Stopwatch(clock)
         var gauge = SpeedGauge()
-        var lastCheckpoint = start
+        var lastCheckpoint = Duration.zero
         var lastProgress: DownloadProgress?
         var committed: (generation: Int64, bytes: Int64)?
         while !Task.isCancelled {
-            try? await Task.sleep(for: settings.progressInterval)
-            let now = ContinuousClock.now
-            let elapsed = start.duration(to: now)
-            gauge.record(
-                bytes: state.current.transferred,
-                at: elapsed.inSeconds)
+            try? await clock.sleep(for: settings.progressInterval)
+            let now = stopwatch.elapsed
+            gauge.record(bytes: state.current.transferred, at: now.inSeconds)
             let contiguous = state.current.board?.plan.contiguousBytes
             state.update {
                 $0.bytesPerSecond = gauge.bytesPerSecond
@@ -41,7 +39,7 @@ struct JobMonitor: Sendable {
                 environment.events.yield(id, .progress(progress))
                 lastProgress = progress
             }
-            if lastCheckpoint.duration(to: now) >= settings.checkpointInterval {
+            if now - lastCheckpoint >= settings.checkpointInterval {
                 let values = state.current
                 if committed?.generation != values.generation || committed?.bytes != values.received {
                     await checkpoint()

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Notices what other processes commit to the store: a cheap change token compared at each look, and when it moved,
+/// the records updated since the last look (with a margin) and, if the count differs, which records are left.
+struct ChangeWatcher: Sendable {
+    /// What changed since the last look.
+    struct Changes: Sendable {
+        /// Records written since the last look (some may be this process's own writes).
+        var updated: [DownloadRecord]
+        /// Every record's id, when the number of records differs from what the manager holds (some were deleted).
+        var remaining: Set<DownloadID>?
+    }
+
+    private var lastToken: Int?
+    private var lastLook: Date
+
+    init(store: any DownloadStore) {
+        lastToken = try? store.changeToken()
+        lastLook = Date()
+    }
+
+    /// What other writers changed since the last look, or nil if nothing did. `known` is how many records the caller
+    /// holds.
+    mutating func look(at store: any DownloadStore, known: Int) -> Changes? {
+        guard let token = try? store.changeToken(), token != lastToken else { return nil }
+        lastToken = token
+        // A margin, so a write committed while the last look ran is not missed.
+        let since = lastLook.addingTimeInterval(-2)
+        lastLook = Date()
+        let updated = (try? store.fetchUpdated(since: since)) ?? []
+        var remaining: Set<DownloadID>?
+        if let count = try? store.count(), count != known { remaining = try? store.fetchIDs() }
+        return Changes(updated: updated, remaining: remaining)
+    }
+}

@@ -1,0 +1,357 @@
+/// The life cycle of every download a manager knows, as a value: one entry per download, events in, actions out.
+///
+/// Pure: no I/O, no clock, no tasks. ``DownloadManager`` feeds it what happened (a call, a job's end, a change
+/// another process recorded) and performs the actions it returns (record a state, start or stop a job, forget a
+/// download). An event that does not apply to a download's phase changes nothing and returns no action, so an
+/// illegal transition (resuming a running download, pausing a completed one) cannot happen. The run queue and the
+/// count of running jobs are kept here, in step with the phases, by one private function.
+///
+/// See `docs/state-machine.md` for the diagram and the table of transitions.
+struct DownloadLifecycle: Sendable {
+    /// Where a download stands, as this manager sees it.
+    enum Phase: Equatable, Sendable {
+        /// Waiting for a slot (in the run queue when this manager runs it).
+        case queued
+        /// A job of this manager runs it; `stopping` says why it was asked to stop, once it was.
+        case runningHere(stopping: StopReason?)
+        /// Recorded `queued` or `running`, but another owner holds its claim (or, after shutdown, the next owner
+        /// will continue it). Taken over when the claim is released, if this manager would run it.
+        case runningElsewhere(recorded: DownloadState)
+        case paused
+        case completed
+        case failed
+
+        /// The state shown and stored for the download.
+        var state: DownloadState {
+            switch self {
+            case .queued: .queued
+            case .runningHere: .running
+            case .runningElsewhere(let recorded): recorded
+            case .paused: .paused
+            case .completed: .completed
+            case .failed: .failed
+            }
+        }
+
+        /// The phase a download recorded in `state` has when nobody here runs it.
+        init(recorded state: DownloadState) {
+            switch state {
+            case .queued: self = .queued
+            case .running: self = .runningElsewhere(recorded: .running)
+            case .paused: self = .paused
+            case .completed: self = .completed
+            case .failed: self = .failed
+            }
+        }
+    }
+
+    /// Why a running job is stopped.
+    enum StopReason: Equatable, Sendable {
+        case pause
+        case remove(deletingFile: Bool)
+        case shutdown
+    }
+
+    /// How a job ended.
+    enum Ending: Equatable, Sendable {
+        /// The file is in place; `recorded` when the finishing queue already recorded the download completed.
+        case completed(recorded: Bool)
+        case failed
+        /// Cancelled; the partial data is checkpointed.
+        case stopped
+    }
+
+    /// What the manager does for an event, in order.
+    enum Action: Equatable, Sendable {
+        /// Record these downloads in `state` (one transaction) and report their status.
+        case record([DownloadID], DownloadState)
+        /// Report the download's status, already recorded (by the finishing queue, or by another process).
+        case report(DownloadID)
+        /// Claim the download and start its job (``DownloadLifecycle/claimFailed(_:recorded:)`` if the claim fails).
+        case start(DownloadID)
+        /// Stop the download's job and wait for it; its end comes back as ``DownloadLifecycle/jobEnded(_:_:)``.
+        case stop(DownloadID, StopReason)
+        /// Delete the downloads' partial data (and completed files if asked) and their records; report what went
+        /// with ``DownloadLifecycle/forgotten(_:)``.
+        case forget([DownloadID], deletingFiles: Bool)
+        /// Another process deleted the record: drop it from memory and report it removed.
+        case drop(DownloadID)
+    }
+
+    /// What the manager is for.
+    struct Rules: Sendable {
+        /// False for a manager that only lists and edits (`haul list`, `haul pause`).
+        var runsDownloads: Bool
+        /// Whether it runs every stored download, or only those added or resumed through it.
+        var resumesStoredDownloads: Bool
+        var maxConcurrentDownloads: Int
+    }
+
+    struct Entry: Equatable, Sendable {
+        var phase: Phase
+        /// The download's priority option: its place in the run queue whenever it is queued.
+        var priority: Int
+        /// Added or resumed through this manager: it runs it even when it holds stored downloads back.
+        var adopted: Bool
+    }
+
+    let rules: Rules
+    private(set) var entries: [DownloadID: Entry] = [:]
+    private var queue = DownloadQueue()
+    /// Jobs running (or being started) here.
+    private(set) var runningHere = 0
+    private(set) var isShutDown = false
+
+    init(rules: Rules) { self.rules = rules }
+
+    func phase(of id: DownloadID) -> Phase? { entries[id]?.phase }
+
+    /// The queued downloads this manager runs, in the order they start.
+    var runQueue: [DownloadID] { queue.ids }
+
+    /// Whether this manager runs `id` when it is queued.
+    func wouldRun(_ id: DownloadID) -> Bool {
+        guard let entry = entries[id] else { return false }
+        return rules.runsDownloads && (rules.resumesStoredDownloads || entry.adopted)
+    }
+
+    /// Downloads another owner runs that this manager takes over when their claim is released.
+    var watchedElsewhere: [DownloadID] {
+        entries.compactMap { id, entry in
+            guard case .runningElsewhere = entry.phase, wouldRun(id) else { return nil }
+            return id
+        }.sorted()
+    }
+
+    // MARK: - Events
+
+    /// A download read from the store at start-up. One recorded `running` whose claim nobody holds was left by a
+    /// process that stopped without pausing it: it is queued to continue.
+    mutating func load(_ id: DownloadID, recorded state: DownloadState, priority: Int, claimedElsewhere: Bool)
+        -> [Action]
+    {
+        entries[id] = Entry(phase: .paused, priority: priority, adopted: false)
+        if state == .running, !claimedElsewhere {
+            set(id, .queued)
+            return [.record([id], .queued)]
+        }
+        set(id, Phase(recorded: state))
+        return []
+    }
+
+    /// A download just added (and recorded `queued`) through this manager.
+    mutating func add(_ id: DownloadID, priority: Int) {
+        entries[id] = Entry(phase: .paused, priority: priority, adopted: true)
+        set(id, .queued)
+    }
+
+    /// Pauses: a job here is stopped; a download queued, or running elsewhere, is recorded paused (its owner sees
+    /// the change and stops).
+    mutating func pause(_ ids: [DownloadID]) -> [Action] {
+        var recorded: [DownloadID] = []
+        var stops: [Action] = []
+        for id in ids {
+            switch entries[id]?.phase {
+            case .runningHere:
+                set(id, .runningHere(stopping: .pause))
+                stops.append(.stop(id, .pause))
+            case .queued, .runningElsewhere:
+                set(id, .paused)
+                recorded.append(id)
+            case .paused, .completed, .failed, nil:
+                break
+            }
+        }
+        return (recorded.isEmpty ? [] : [.record(recorded, .paused)]) + stops
+    }
+
+    /// Queues paused and failed downloads again, and makes this manager run the given ones from now on. One
+    /// recorded running elsewhere is followed while `claimedElsewhere`, and queued if its owner is gone.
+    mutating func resume(_ ids: [DownloadID], claimedElsewhere: (DownloadID) -> Bool) -> [Action] {
+        var recorded: [DownloadID] = []
+        for id in ids {
+            guard let entry = entries[id] else { continue }
+            entries[id]?.adopted = true
+            switch entry.phase {
+            case .paused, .failed:
+                set(id, .queued)
+                recorded.append(id)
+            case .queued:
+                set(id, .queued)
+            case .runningElsewhere(.queued) where rules.runsDownloads:
+                // Try again: the claim decides who runs it.
+                set(id, .queued)
+            case .runningElsewhere where rules.runsDownloads && !claimedElsewhere(id):
+                set(id, .queued)
+                recorded.append(id)
+            case .runningElsewhere, .runningHere, .completed:
+                break
+            }
+        }
+        return recorded.isEmpty ? [] : [.record(recorded, .queued)]
+    }
+
+    /// Forgets downloads: those not running here at once, running ones once their job has stopped.
+    mutating func remove(_ ids: [DownloadID], deletingFiles: Bool) -> [Action] {
+        var idle: [DownloadID] = []
+        var stops: [Action] = []
+        for id in ids where entries[id] != nil {
+            if case .runningHere = entries[id]?.phase {
+                set(id, .runningHere(stopping: .remove(deletingFile: deletingFiles)))
+                stops.append(.stop(id, .remove(deletingFile: deletingFiles)))
+            } else {
+                idle.append(id)
+            }
+        }
+        return (idle.isEmpty ? [] : [.forget(idle, deletingFiles: deletingFiles)]) + stops
+    }
+
+    /// Starts queued downloads while slots are free: higher priority first, then first added.
+    mutating func schedule() -> [Action] {
+        guard !isShutDown, rules.runsDownloads else { return [] }
+        var starts: [Action] = []
+        while runningHere < rules.maxConcurrentDownloads, let id = queue.popFirst() {
+            set(id, .runningHere(stopping: nil))
+            starts.append(.start(id))
+        }
+        return starts
+    }
+
+    /// Another owner holds the claim of a download this manager meant to start; `recorded` is its stored state
+    /// (nil: the record is gone, and the next look at the store settles it).
+    mutating func claimFailed(_ id: DownloadID, recorded: DownloadState?) -> [Action] {
+        guard case .runningHere = entries[id]?.phase else { return [] }
+        let state = recorded ?? .queued
+        switch state {
+        case .queued, .running: set(id, .runningElsewhere(recorded: state))
+        case .paused, .completed, .failed: set(id, Phase(recorded: state))
+        }
+        return state == .queued ? [] : [.report(id)]
+    }
+
+    /// A job of this manager ended.
+    mutating func jobEnded(_ id: DownloadID, _ ending: Ending) -> [Action] {
+        guard case .runningHere(let stopping) = entries[id]?.phase else { return [] }
+        switch (ending, stopping) {
+        case (.completed, .remove(let deletingFile)):
+            // Finished just as it was removed: the file is complete, so only `deletingFile` deletes it.
+            set(id, .completed)
+            return [.forget([id], deletingFiles: deletingFile)]
+        case (_, .remove(let deletingFile)):
+            set(id, .paused)
+            return [.forget([id], deletingFiles: deletingFile)]
+        case (.completed(let recorded), _):
+            set(id, .completed)
+            return recorded ? [.report(id)] : [.record([id], .completed)]
+        case (.failed, _):
+            set(id, .failed)
+            return [.record([id], .failed)]
+        case (.stopped, .shutdown):
+            // Left recorded as running: the next owner continues it.
+            set(id, .runningElsewhere(recorded: .running))
+            return []
+        case (.stopped, .pause), (.stopped, nil):
+            // Stopped without being asked (cancelled from outside) is kept resumable too.
+            set(id, .paused)
+            return [.record([id], .paused)]
+        }
+    }
+
+    /// Removed downloads whose files and records are gone.
+    mutating func forgotten(_ ids: [DownloadID]) {
+        for id in ids {
+            if case .runningHere = entries[id]?.phase { runningHere -= 1 }
+            entries[id] = nil
+            queue.remove(id)
+        }
+    }
+
+    /// A removed download whose file could not be deleted: kept, stopped and resumable, so it can be removed again
+    /// (one that had completed stays completed).
+    mutating func removalFailed(_ id: DownloadID) -> [Action] {
+        guard entries[id]?.phase == .paused else { return [] }
+        return [.record([id], .paused)]
+    }
+
+    /// Another process recorded `state` for a download (or added it). A job here only takes a pause from outside;
+    /// any other download takes the recorded state.
+    mutating func recorded(_ id: DownloadID, _ state: DownloadState, priority: Int) -> [Action] {
+        guard let entry = entries[id] else {
+            entries[id] = Entry(phase: Phase(recorded: state), priority: priority, adopted: false)
+            set(id, Phase(recorded: state))
+            return []
+        }
+        entries[id]?.priority = priority
+        switch (entry.phase, state) {
+        case (.runningHere(let stopping), .paused) where stopping == nil:
+            set(id, .runningHere(stopping: .pause))
+            return [.stop(id, .pause)]
+        case (.runningHere, _):
+            return []
+        case (.runningElsewhere(.queued), .queued):
+            // Its owner started it less than a tick ago; the claim says who runs it.
+            break
+        default:
+            set(id, Phase(recorded: state))
+        }
+        return entry.phase.state == state ? [] : [.report(id)]
+    }
+
+    /// Another process deleted the record.
+    mutating func vanished(_ id: DownloadID) -> [Action] {
+        switch entries[id]?.phase {
+        case .runningHere:
+            set(id, .runningHere(stopping: .remove(deletingFile: false)))
+            return [.stop(id, .remove(deletingFile: false))]
+        case nil:
+            return []
+        default:
+            forgotten([id])
+            return [.drop(id)]
+        }
+    }
+
+    /// The claim of a watched download was released (its owner ended); `recorded` is its stored state, nil if the
+    /// record is gone. What the owner left unfinished is taken over.
+    mutating func claimReleased(_ id: DownloadID, recorded: DownloadState?, priority: Int) -> [Action] {
+        guard case .runningElsewhere = entries[id]?.phase else { return [] }
+        switch recorded {
+        case nil:
+            return vanished(id)
+        case .running?:
+            set(id, .queued)
+            return [.record([id], .queued)]
+        case .queued?:
+            set(id, .queued)
+            return []
+        case let state?:
+            return self.recorded(id, state, priority: priority)
+        }
+    }
+
+    /// Stops every job here for shutdown; no download starts afterwards.
+    mutating func shutdown() -> [Action] {
+        guard !isShutDown else { return [] }
+        isShutDown = true
+        return entries.keys.sorted().compactMap { id in
+            guard case .runningHere = entries[id]?.phase else { return nil }
+            set(id, .runningHere(stopping: .shutdown))
+            return .stop(id, .shutdown)
+        }
+    }
+
+    // MARK: - The one place phases change
+
+    private mutating func set(_ id: DownloadID, _ phase: Phase) {
+        guard var entry = entries[id] else { return }
+        if case .runningHere = entry.phase { runningHere -= 1 }
+        if case .runningHere = phase { runningHere += 1 }
+        entry.phase = phase
+        entries[id] = entry
+        if phase == .queued, wouldRun(id) {
+            if !queue.contains(id) { queue.insert(id, priority: entry.priority) }
+        } else {
+            queue.remove(id)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+extension DownloadManager {
+    /// Queues a download and returns its identifier at once.
+    ///
+    /// Adding the same URL with the same destination again returns the existing download (resuming it if it was
+    /// paused or failed) instead of starting over.
+    ///
+    /// - Parameters:
+    ///   - url: an `http` or `https` URL.
+    ///   - destination: a file, or a directory to name the file in; nil for the download directory.
+    @discardableResult
+    public func add(_ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init())
+        throws(DownloadError) -> DownloadID
+    {
+        try add(contentsOf: [(url, destination, options)])[0]
+    }
+
+    /// Queues several downloads in one database transaction; returns their identifiers in order.
+    @discardableResult
+    public func add(contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)])
+        throws(DownloadError) -> [DownloadID]
+    {
+        try ensureRunning()
+        var results: [DownloadID?] = []
+        var fresh: [DownloadRecord] = []
+        var freshPositions: [Int] = []
+        var files: Set<String> = []
+        var existing: [DownloadID] = []
+        for (url, destination, options) in downloads {
+            try Self.validate(url)
+            guard (1...32).contains(options.connections) else {
+                throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
+            }
+            let resolved = resolve(destination)
+            if case .file(let file) = resolved {
+                // Two downloads never write one file: not two in this batch, nor one beside an unfinished other.
+                guard files.insert(file.path).inserted else {
+                    throw .invalidRequest("two downloads would write \(file.path): give each its own file")
+                }
+                if let holder = reservations.holder(of: file.path), let other = records[holder],
+                    other.url != url.absoluteString,
+                    other.state != .completed
+                {
+                    throw .invalidRequest(
+                        "download \(holder) already writes \(file.path): give this one another file, or remove it")
+                }
+            }
+            if let id = existingDownload(url: url.absoluteString, destination: resolved) {
+                // Resumed if paused or failed, and run by this manager from now on.
+                if records[id]?.isDamaged == false { existing.append(id) }
+                results.append(id)
+                continue
+            }
+            let now = Date()
+            var record = DownloadRecord(
+                url: url.absoluteString, requestedDestination: resolved, options: options, state: .queued,
+                createdAt: now, updatedAt: now)
+            if case .file(let file) = resolved { record.destinationPath = file.path }
+            freshPositions.append(results.count)
+            results.append(nil)
+            fresh.append(record)
+        }
+        if !existing.isEmpty {
+            perform(lifecycle.resume(existing, claimedElsewhere: store.isClaimedElsewhere))
+        }
+        for (position, record) in zip(freshPositions, try store.insert(fresh)) {
+            remember(record)
+            lifecycle.add(record.downloadID, priority: record.options.priority)
+            results[position] = record.downloadID
+            hub.yield(record.downloadID, .added(snapshot(of: record)))
+            hub.yield(record.downloadID, .status(.queued))
+        }
+        schedule()
+        return results.map { $0! }
+    }
+
+    private static func validate(_ url: URL) throws(DownloadError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .invalidURL(url.absoluteString, reason: "only http and https are supported")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw .invalidURL(url.absoluteString, reason: "it has no host")
+        }
+    }
+
+    private func resolve(_ destination: DownloadDestination?) -> DownloadDestination {
+        let base = configuration.downloadDirectory
+        switch destination {
+        case nil:
+            return .directory(base.standardizedFileURL)
+        case .directory(let url):
+            return .directory(absolute(url, base: base))
+        case .file(let url):
+            let file = absolute(url, base: base)
+            if FileSystem.entry(at: file.path) == .directory { return .directory(file) }
+            return .file(file)
+        }
+    }
+
+    private func absolute(_ url: URL, base: URL) -> URL {
+        let path = url.path
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path).standardizedFileURL }
+        return base.appendingPathComponent(path).standardizedFileURL
+    }
+
+    private func urlIndex() -> [String: [DownloadID]] {
+        if let idsByURL { return idsByURL }
+        var index: [String: [DownloadID]] = [:]
+        index.reserveCapacity(records.count)
+        for id in records.keys.sorted() { index[records[id]!.url, default: []].append(id) }
+        idsByURL = index
+        return index
+    }
+
+    private func existingDownload(url: String, destination: DownloadDestination) -> DownloadID? {
+        for id in urlIndex()[url] ?? [] {
+            guard let record = records[id], record.requestedDestination == destination else { continue }
+            if record.state == .completed {
+                // Done before; only counts while its file is still there.
+                guard let path = record.destinationPath, FileSystem.entry(at: path) != .none else { continue }
+            }
+            return id
+        }
+        return nil
+    }
+}

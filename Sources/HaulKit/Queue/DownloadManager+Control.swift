@@ -1,0 +1,99 @@
+import Foundation
+
+extension DownloadManager {
+    /// Stops a download, keeping what it has; ``resume(_:)`` continues from there.
+    public func pause(_ id: DownloadID) async throws(DownloadError) {
+        try await pause([id])
+    }
+
+    /// Pauses several downloads; those not running in this manager are recorded in one transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
+    public func pause(_ ids: [DownloadID]) async throws(DownloadError) {
+        for id in ids { _ = try existing(id) }
+        // One running in another process sees the change in the database and stops.
+        await performAndWait(lifecycle.pause(ids))
+    }
+
+    /// Queues a paused or failed download again (or releases a held stored one); it continues from the bytes on
+    /// disk.
+    public func resume(_ id: DownloadID) throws(DownloadError) {
+        try resume([id])
+    }
+
+    /// Queues several paused or failed downloads again, recording them in one transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
+    public func resume(_ ids: [DownloadID]) throws(DownloadError) {
+        for id in ids where try existing(id).isDamaged {
+            // Its row cannot be read: there is nothing to resume from.
+            throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")
+        }
+        perform(lifecycle.resume(ids, claimedElsewhere: store.isClaimedElsewhere))
+        schedule()
+    }
+
+    /// Stops a download and deletes its partial data, forgetting it. A completed file is left in place.
+    public func cancel(_ id: DownloadID) async throws(DownloadError) {
+        try await remove(id, deletingFile: false)
+    }
+
+    /// Forgets a download, deleting its partial data; with `deletingFile`, also deletes the completed file.
+    public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(DownloadError) {
+        try await remove([id], deletingFiles: deletingFile)
+    }
+
+    /// Forgets several downloads (see ``remove(_:deletingFile:)``); those not running are recorded in one
+    /// transaction.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown; if a file cannot be
+    /// deleted, the others are still removed and the first such error is thrown.
+    public func remove(_ ids: [DownloadID], deletingFiles: Bool = false) async throws(DownloadError) {
+        for id in ids { _ = try existing(id) }
+        if let failure = await performAndWait(lifecycle.remove(ids, deletingFiles: deletingFiles)) { throw failure }
+    }
+
+    /// Pauses every queued and running download.
+    public func pauseAll() async {
+        try? await pause(ids(in: [.queued, .running]))
+    }
+
+    /// Resumes every paused and failed download.
+    public func resumeAll() {
+        try? resume(ids(in: [.paused, .failed, .queued]).filter { records[$0]?.isDamaged == false })
+    }
+
+    /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
+    public func removeAll(deletingFiles: Bool = false) async {
+        try? await remove(Array(records.keys).sorted(), deletingFiles: deletingFiles)
+    }
+
+    /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.
+    public func setSpeedLimit(_ bytesPerSecond: Int64?, for id: DownloadID) throws(DownloadError) {
+        var record = try existing(id)
+        if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
+        record.options.speedLimit = bytesPerSecond
+        record.updatedAt = Date()
+        records[id] = record
+        try store.saveSettings(record)
+        jobs[id]?.limiter.setLimit(bytesPerSecond)
+    }
+
+    /// Changes the cap on all downloads together (bytes per second, nil for none), also while they run.
+    public func setGlobalSpeedLimit(_ bytesPerSecond: Int64?) throws(DownloadError) {
+        if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
+        globalLimiter.setLimit(bytesPerSecond)
+    }
+
+    /// The current cap on all downloads together.
+    public var globalSpeedLimit: Int64? { globalLimiter.limit }
+
+    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them).
+    /// The manager accepts no new work afterwards.
+    public func shutdown() async {
+        guard !lifecycle.isShutDown else { return }
+        watcherTask?.cancel()
+        await performAndWait(lifecycle.shutdown())
+        hub.finishAll()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// How a manager follows the other processes on its store: what they record, and the downloads whose owner died.
+extension DownloadManager {
+    func startWatching() {
+        let interval = configuration.externalChangeInterval
+        let clock = configuration.tickClock
+        watcherTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await clock.sleep(for: interval)
+                guard let self else { return }
+                await self.reconcile()
+            }
+        }
+    }
+
+    /// Applies what other processes changed in the store, and takes over downloads whose owner ended.
+    func reconcile() async {
+        guard !lifecycle.isShutDown else { return }
+        recordRunning()
+        if let changes = watcher.look(at: store, known: records.count) {
+            for stored in changes.updated {
+                guard !lifecycle.isShutDown else { return }
+                await performAndWait(adopt(stored))
+            }
+            if let remaining = changes.remaining {
+                for id in records.keys.sorted() where !remaining.contains(id) {
+                    await performAndWait(lifecycle.vanished(id))
+                    removalFailures[id] = nil
+                }
+            }
+        }
+        for id in lifecycle.watchedElsewhere where !store.isClaimedElsewhere(id) {
+            // The claim is free: the other process ended. Take over only what it left unfinished.
+            let stored = try? store.fetch(id)
+            if let stored { replace(with: stored) }
+            perform(lifecycle.claimReleased(id, recorded: stored?.state, priority: stored?.options.priority ?? 0))
+        }
+        schedule()
+    }
+
+    /// Takes the store's view of a download that another process recorded (or added).
+    func adopt(_ stored: DownloadRecord) -> [DownloadLifecycle.Action] {
+        let id = stored.downloadID
+        let isNew = records[id] == nil
+        if lifecycle.phase(of: id).map({ if case .runningHere = $0 { true } else { false } }) != true {
+            replace(with: stored)
+        }
+        let actions = lifecycle.recorded(id, stored.state, priority: stored.options.priority)
+        if isNew { hub.yield(id, .added(snapshot(of: stored))) }
+        return actions
+    }
+
+    /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:
+    /// a pause or removal from another process in the meantime is never overwritten (the tick then applies it).
+    private func recordRunning() {
+        let unrecorded = jobs.filter { !$0.value.runningRecorded }.keys
+        guard !unrecorded.isEmpty else { return }
+        for id in unrecorded { jobs[id]?.runningRecorded = true }
+        let started = unrecorded.compactMap { id in records[id].flatMap { $0.state == .running ? $0 : nil } }
+        do {
+            try store.recordRunning(started)
+        } catch {
+            configuration.logger.error("cannot record running downloads", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+extension DownloadManager {
+    /// The state of one download, or nil if there is none with that id.
+    public func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
+        records[id].map(snapshot(of:))
+    }
+
+    /// All downloads, oldest first, optionally only those in `states`.
+    public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
+        records.keys.sorted().compactMap { id in
+            guard let record = records[id], states?.contains(record.state) ?? true else { return nil }
+            return snapshot(of: record)
+        }
+    }
+
+    /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.
+    public func ids(in states: Set<DownloadState>) -> [DownloadID] {
+        records.values.filter { states.contains($0.state) }.map(\.downloadID).sorted()
+    }
+
+    /// The state of one download, or nil if there is none with that id.
+    public func state(of id: DownloadID) -> DownloadState? {
+        records[id]?.state
+    }
+
+    /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
+    public func count(in states: Set<DownloadState>) -> Int {
+        records.values.reduce(0) { states.contains($1.state) ? $0 + 1 : $0 }
+    }
+
+    /// Every event of every download, from now on.
+    public func events() -> AsyncStream<DownloadEvent> { hub.subscribe() }
+
+    /// The events of one download, from now on; the stream ends when it completes, fails or is removed.
+    public func events(for id: DownloadID) -> AsyncStream<DownloadEvent> { hub.subscribe(to: id) }
+
+    /// Waits until a download completes and returns its file, or throws why it failed or was removed.
+    public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
+        let stream = hub.subscribe(to: id)
+        // Added by another process since the last look at the database.
+        if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
+        if let record = records[id] {
+            switch record.state {
+            case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
+            case .failed: throw record.lastError ?? .internalError("failed without an error")
+            case .queued, .running, .paused: break
+            }
+        } else {
+            throw .unknownDownload(id)
+        }
+        for await event in stream {
+            switch event.change {
+            case .status(.completed(let file)): return file
+            case .status(.failed(let error)): throw error
+            case .status(.removed): throw .unknownDownload(id)
+            default: continue
+            }
+        }
+        throw .internalError("the manager shut down before download \(id) ended")
+    }
+
+    /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.
+    ///
+    /// `progress` receives (bytes received, bytes expected or nil, fraction or nil) a few times a second;
+    /// `completion` is called once with the file or the error. Both run on an unspecified task.
+    @discardableResult
+    public func download(
+        _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),
+        progress: @escaping @Sendable (_ received: Int64, _ expected: Int64?, _ fraction: Double?) -> Void,
+        completion: @escaping @Sendable (Result<URL, DownloadError>) -> Void
+    ) throws(DownloadError) -> DownloadID {
+        let id = try add(url, to: destination, options: options)
+        let stream = hub.subscribe(to: id)
+        if let record = records[id], record.state == .completed, let path = record.destinationPath {
+            completion(.success(URL(fileURLWithPath: path, isDirectory: false)))
+            return id
+        }
+        Task {
+            for await event in stream {
+                switch event.change {
+                case .progress(let value):
+                    progress(value.receivedBytes, value.expectedBytes, value.fraction)
+                case .status(.completed(let file)):
+                    completion(.success(file))
+                    return
+                case .status(.failed(let error)):
+                    completion(.failure(error))
+                    return
+                case .status(.removed):
+                    completion(.failure(.unknownDownload(id)))
+                    return
+                default:
+                    continue
+                }
+            }
+        }
+        return id
+    }
+
+    // MARK: - Reporting
+
+    /// The status event that reports `record`'s state.
+    func status(of record: DownloadRecord) -> DownloadStatus {
+        switch record.state {
+        case .queued: .queued
+        case .running: .running
+        case .paused: .paused
+        case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false))
+        case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
+        }
+    }
+
+    func snapshot(of record: DownloadRecord) -> DownloadSnapshot {
+        let id = record.downloadID
+        let progress =
+            jobs[id]?.state.progress
+            ?? DownloadProgress(
+                receivedBytes: record.state == .completed ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
+                expectedBytes: record.transfer.totalBytes)
+        return DownloadSnapshot(
+            id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!,
+            finalURL: record.transfer.finalURL.flatMap(URL.init(string:)), state: record.state, progress: progress,
+            file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) },
+            lastError: record.lastError, options: record.options, createdAt: record.createdAt,
+            startedAt: record.startedAt, completedAt: record.completedAt)
+    }
+}

@@ -1,0 +1,175 @@
+import Testing
+
+@testable import HaulKit
+
+/// The queue's life cycle as a value: each transition one line, no database, no tasks.
+@Suite("Download lifecycle")
+struct DownloadLifecycleTests {
+    typealias Machine = DownloadLifecycle
+
+    static func machine(slots: Int = 2, runs: Bool = true, resumesStored: Bool = true) -> Machine {
+        Machine(rules: .init(runsDownloads: runs, resumesStoredDownloads: resumesStored, maxConcurrentDownloads: slots))
+    }
+
+    /// A machine with `id` running here.
+    static func running(_ id: DownloadID) -> Machine {
+        var machine = machine()
+        machine.add(id, priority: 0)
+        _ = machine.schedule()
+        return machine
+    }
+
+    static let free: @Sendable (DownloadID) -> Bool = { _ in false }
+    static let held: @Sendable (DownloadID) -> Bool = { _ in true }
+
+    @Test("added downloads start by priority, then first added, while slots are free")
+    func scheduling() {
+        var machine = Self.machine(slots: 2)
+        machine.add(1, priority: 0)
+        machine.add(2, priority: 5)
+        machine.add(3, priority: 0)
+        #expect(machine.runQueue == [2, 1, 3])
+        #expect(machine.schedule() == [.start(2), .start(1)])
+        #expect(machine.schedule() == [])
+        #expect(machine.jobEnded(2, .completed(recorded: true)) == [.report(2)])
+        #expect(machine.schedule() == [.start(3)])
+        #expect(machine.runningHere == 2)
+    }
+
+    @Test("pause: a job here is stopped, a queued download is recorded paused, others are left alone")
+    func pause() {
+        var machine = Self.running(1)
+        machine.add(2, priority: 0)
+        #expect(machine.pause([1, 2]) == [.record([2], .paused), .stop(1, .pause)])
+        #expect(machine.phase(of: 1) == .runningHere(stopping: .pause))
+        #expect(machine.jobEnded(1, .stopped) == [.record([1], .paused)])
+        #expect(machine.pause([1, 2]) == [])
+    }
+
+    @Test("resume queues paused and failed downloads; running and completed ones are not touched")
+    func resume() {
+        var machine = Self.running(1)
+        #expect(machine.resume([1], claimedElsewhere: Self.free) == [])
+        #expect(machine.jobEnded(1, .failed) == [.record([1], .failed)])
+        #expect(machine.resume([1], claimedElsewhere: Self.free) == [.record([1], .queued)])
+        #expect(machine.runQueue == [1])
+        _ = machine.schedule()
+        #expect(machine.jobEnded(1, .completed(recorded: false)) == [.record([1], .completed)])
+        #expect(machine.resume([1], claimedElsewhere: Self.free) == [])
+        #expect(machine.phase(of: 1) == .completed)
+    }
+
+    @Test("events that do not apply change nothing: no illegal transition")
+    func illegal() {
+        var machine = Self.machine()
+        machine.add(1, priority: 0)
+        #expect(machine.jobEnded(1, .completed(recorded: true)) == [])
+        #expect(machine.claimFailed(1, recorded: .running) == [])
+        #expect(machine.claimReleased(1, recorded: .running, priority: 0) == [])
+        #expect(machine.jobEnded(99, .failed) == [])
+        #expect(machine.pause([99]) == [])
+        #expect(machine.phase(of: 1) == .queued)
+    }
+
+    @Test("remove: idle downloads are forgotten at once, a running one after its job stops")
+    func remove() {
+        var machine = Self.running(1)
+        machine.add(2, priority: 0)
+        #expect(machine.remove([1, 2], deletingFiles: true) == [.forget([2], deletingFiles: true), .stop(1, .remove(deletingFile: true))])
+        #expect(machine.jobEnded(1, .stopped) == [.forget([1], deletingFiles: true)])
+        machine.forgotten([1, 2])
+        #expect(machine.entries.isEmpty)
+        #expect(machine.runningHere == 0)
+    }
+
+    @Test("a download that completes just as it is removed keeps its file unless asked")
+    func completedWhileRemoved() {
+        var machine = Self.running(1)
+        _ = machine.remove([1], deletingFiles: false)
+        #expect(machine.jobEnded(1, .completed(recorded: true)) == [.forget([1], deletingFiles: false)])
+        #expect(machine.phase(of: 1) == .completed)
+        #expect(machine.removalFailed(1) == [], "a completed download stays completed")
+    }
+
+    @Test("a removal whose file cannot be deleted leaves the download paused, to be removed again")
+    func removalFailed() {
+        var machine = Self.running(1)
+        _ = machine.remove([1], deletingFiles: false)
+        _ = machine.jobEnded(1, .stopped)
+        #expect(machine.removalFailed(1) == [.record([1], .paused)])
+    }
+
+    @Test("start-up: running with a live owner is followed; running without one is queued to continue")
+    func load() {
+        var machine = Self.machine()
+        #expect(machine.load(1, recorded: .running, priority: 0, claimedElsewhere: true) == [])
+        #expect(machine.load(2, recorded: .running, priority: 0, claimedElsewhere: false) == [.record([2], .queued)])
+        #expect(machine.load(3, recorded: .paused, priority: 0, claimedElsewhere: false) == [])
+        #expect(machine.phase(of: 1) == .runningElsewhere(recorded: .running))
+        #expect(machine.watchedElsewhere == [1])
+        #expect(machine.runQueue == [2])
+    }
+
+    @Test("a manager that holds stored downloads back runs only what was added or resumed through it")
+    func heldBack() {
+        var machine = Self.machine(resumesStored: false)
+        _ = machine.load(1, recorded: .queued, priority: 0, claimedElsewhere: false)
+        machine.add(2, priority: 0)
+        #expect(machine.runQueue == [2])
+        #expect(machine.resume([1], claimedElsewhere: Self.free) == [])
+        #expect(machine.runQueue == [1, 2])
+    }
+
+    @Test("a manager that does not run downloads never starts one")
+    func listOnly() {
+        var machine = Self.machine(runs: false)
+        machine.add(1, priority: 0)
+        #expect(machine.schedule() == [])
+        #expect(machine.pause([1]) == [.record([1], .paused)])
+    }
+
+    @Test("a claim held elsewhere: followed, then taken over when released")
+    func claims() {
+        var machine = Self.machine()
+        machine.add(1, priority: 0)
+        #expect(machine.schedule() == [.start(1)])
+        #expect(machine.claimFailed(1, recorded: .running) == [.report(1)])
+        #expect(machine.runningHere == 0)
+        #expect(machine.resume([1], claimedElsewhere: Self.held) == [])
+        #expect(machine.claimReleased(1, recorded: .running, priority: 0) == [.record([1], .queued)])
+        #expect(machine.schedule() == [.start(1)])
+    }
+
+    @Test("a claim released by an owner that finished: its recorded state is taken, nothing is run")
+    func releasedFinished() {
+        var machine = Self.machine()
+        _ = machine.load(1, recorded: .running, priority: 0, claimedElsewhere: true)
+        #expect(machine.claimReleased(1, recorded: .completed, priority: 0) == [.report(1)])
+        #expect(machine.claimReleased(1, recorded: .running, priority: 0) == [])
+        #expect(machine.phase(of: 1) == .completed)
+    }
+
+    @Test("changes from other processes: a pause stops the job here, other states are taken as recorded")
+    func external() {
+        var machine = Self.running(1)
+        #expect(machine.recorded(1, .paused, priority: 0) == [.stop(1, .pause)])
+        #expect(machine.recorded(1, .queued, priority: 0) == [])
+        #expect(machine.recorded(2, .queued, priority: 0) == [])
+        #expect(machine.runQueue == [2])
+        #expect(machine.recorded(2, .running, priority: 0) == [.report(2)])
+        #expect(machine.runQueue == [])
+        #expect(machine.vanished(2) == [.drop(2)])
+        #expect(machine.vanished(1) == [.stop(1, .remove(deletingFile: false))])
+    }
+
+    @Test("shutdown stops every job without pausing it and starts nothing more")
+    func shutdown() {
+        var machine = Self.running(1)
+        machine.add(2, priority: 0)
+        #expect(machine.shutdown() == [.stop(1, .shutdown)])
+        #expect(machine.jobEnded(1, .stopped) == [])
+        #expect(machine.phase(of: 1) == .runningElsewhere(recorded: .running))
+        #expect(machine.schedule() == [])
+        #expect(machine.shutdown() == [])
+    }
+}
