@@ -22,22 +22,22 @@ struct DownloadJob {
         }
     }
 
-    private typealias AttemptResult = TransferMachine.AttemptResult
+    typealias AttemptResult = TransferMachine.AttemptResult
 
-    private(set) var record: DownloadRecord
+    var record: DownloadRecord
     let state: TransferState
     let limiter: RateLimiter
     let environment: JobEnvironment
-    private var rangesUsable = true
+    var rangesUsable = true
     /// False once a `200` replaced a multi-connection plan: the rest of the run uses one connection.
-    private var segmentsAllowed = true
+    var segmentsAllowed = true
     /// The encoding the server applies unasked, once seen: later attempts go straight to the decoding client.
-    private var unrequestedEncoding: String?
+    var unrequestedEncoding: String?
     /// The plan while the download runs over several connections.
-    private var board: SegmentBoard?
+    var board: SegmentBoard?
     /// The failure policy of this run, shared with every connection and the monitor.
-    private let retrier: Retrier
-    private let stopwatch: Stopwatch
+    let retrier: Retrier
+    let stopwatch: Stopwatch
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
@@ -49,9 +49,9 @@ struct DownloadJob {
         stopwatch = Stopwatch(environment.settings.clock)
     }
 
-    private var id: DownloadID { record.downloadID }
-    private var settings: EngineSettings { environment.settings }
-    private var logger: Logger {
+    var id: DownloadID { record.downloadID }
+    var settings: EngineSettings { environment.settings }
+    var logger: Logger {
         var logger = settings.logger
         logger[metadataKey: "download"] = "\(id)"
         return logger
@@ -101,7 +101,7 @@ struct DownloadJob {
     }
 
     /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended.
-    private mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
+    mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
         do {
             if let file = try prepare() { return .completed(record, file: file) }
         } catch {
@@ -150,222 +150,14 @@ struct DownloadJob {
     }
 
     /// Bytes still missing, for messages (0 when the size is unknown).
-    private var missingBytes: Int64 {
+    var missingBytes: Int64 {
         let values = state.current
         return max(0, (values.total ?? values.received) - values.received)
     }
 
-    // MARK: - Before the first request
-
-    /// Works out how much of the part file can be trusted, and cuts off the rest.
-    ///
-    /// Returns the destination when an earlier run had already finished and only the rename was left.
-    private mutating func prepare() throws(DownloadError) -> URL? {
-        state.update {
-            $0.generation = record.transfer.generation
-            $0.total = record.transfer.totalBytes
-            $0.written = 0
-        }
-        if record.transfer.finalizing, let file = try finishInterruptedFinalization() { return file }
-        guard record.transfer.hasPartData, let partPath = record.partPath else { return nil }
-        if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
-            // Decoded bytes have no byte ranges on the server to resume from: start again.
-            try forgetPartData()
-            return nil
-        }
-        if let saved = record.transfer.segments, let total = record.transfer.totalBytes {
-            try restoreSegments(saved, total: total, partPath: partPath)
-            return nil
-        }
-        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
-
-        let partSize: Int64
-        switch FileSystem.entry(at: partPath) {
-        case .regularFile(let size): partSize = size
-        case .none: partSize = 0
-        case .symbolicLink:
-            throw .destinationNotWritable(path: partPath, reason: "it is a symbolic link, which Haul never follows")
-        case .directory, .other:
-            throw .destinationNotWritable(path: partPath, reason: "something other than a file is in the way")
-        }
-        // Same boot: the page cache kept every byte `write` accepted, even if the process died.
-        // Another boot: only the bytes synced before the last checkpoint are certain.
-        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
-        var trusted = sameBoot ? partSize : min(partSize, record.transfer.durableBytes)
-        if let total = record.transfer.totalBytes, trusted > total { trusted = 0 }
-
-        let file = try PartFile(path: partPath, mode: .continueExisting)
-        state.update { $0.file = file }
-        if trusted < partSize { try file.truncate(to: trusted) }
-        try file.sync()
-        record.transfer.durableBytes = trusted
-        record.transfer.bootID = BootIdentity.current
-        record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
-        state.update {
-            $0.written = trusted
-            $0.received = trusted
-        }
-        logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
-        return nil
-    }
-
-    /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
-    private mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) throws(DownloadError) {
-        let minimum = settings.minimumSegmentSize
-        // The plan is recorded before the file is preallocated, so a file still shorter than the total is a crash
-        // between the two: the plan says which bytes are real, and the file is extended again.
-        guard case .regularFile(let size) = FileSystem.entry(at: partPath), size <= total,
-            let journalPath = record.journalPath
-        else {
-            return try forgetPartData()
-        }
-        let journal = try SegmentJournal(path: journalPath)
-        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
-        let fromJournal = sameBoot
-            ? journal.read(generation: record.transfer.generation).flatMap {
-                SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
-            } : nil
-        guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum),
-            planner.segments.allSatisfy({ $0.start + $0.written <= size })
-        else {
-            journal.close()
-            return try forgetPartData()
-        }
-        let file = try PartFile(path: partPath, mode: .continueExisting)
-        state.update { $0.file = file }
-        if size < total { try file.preallocate(total) }
-        try file.sync()
-        let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
-        let board = SegmentBoard(planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
-        self.board = board
-        state.update {
-            $0.board = board
-            $0.received = planner.receivedBytes
-            $0.written = planner.contiguousBytes
-        }
-        record.transfer.segments = planner.segments
-        record.transfer.durableBytes = planner.contiguousBytes
-        record.transfer.bootID = BootIdentity.current
-        record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
-        logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
-    }
-
-    /// Drops a part file that cannot be trusted; the next response starts it again.
-    private mutating func forgetPartData() throws(DownloadError) {
-        record.transfer.hasPartData = false
-        record.transfer.segments = nil
-        record.transfer.durableBytes = 0
-        try environment.store.saveTransfer(record)
-        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
-    }
-
-    private var connectionsAllowed: Int {
-        guard segmentsAllowed else { return 1 }
-        return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
-    }
-
-    /// Splits the rest of the file among connections: records the plan, then preallocates.
-    ///
-    /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
-    /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
-    /// extends; the other order would leave a full-size file that looks complete.
-    private mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
-        guard let file = state.current.file, let journalPath = record.journalPath else {
-            throw .internalError("download \(id) has no part file to split")
-        }
-        // The plan claims the `done` prefix: make it durable first.
-        try file.sync()
-        let planner = SegmentPlanner(
-            total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
-        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
-        self.board = board
-        state.update {
-            $0.board = board
-            $0.received = done
-        }
-        record.transfer.segments = planner.segments
-        record.transfer.durableBytes = done
-        record.transfer.bootID = BootIdentity.current
-        record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
-        try file.preallocate(total)
-        CrashPoint.reach(CrashPoint.afterPreallocation)
-        return board
-    }
-
-    /// Runs the connections until the plan is done; restarts from byte 0 if any of them saw another version.
-    private mutating func runSegmented(_ board: SegmentBoard, opening: SegmentedTransfer.Opening?) async throws
-        -> AttemptResult
-    {
-        guard let file = state.current.file, let validator = record.transfer.validator, let total = record.transfer.totalBytes else {
-            throw DownloadError.internalError("download \(id) lost its plan")
-        }
-        let headers = requestHeaders
-        // Each connection counts itself while it transfers.
-        state.update { $0.activeConnections = 0 }
-        let transfer = SegmentedTransfer(
-            id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
-            headers: { first, last, ifRange in headers.fields(range: "bytes=\(first)-\(last)", ifRange: ifRange) },
-            writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: connectionsAllowed, logger: logger)
-        do {
-            try await transfer.run(opening: opening)
-        } catch let restart as SegmentedTransfer.Restart {
-            logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
-            if restart.reason == .rangeMismatch { rangesUsable = false }
-            guard let replacement = restart.replacement else {
-                try rewind(to: 0, because: restart.reason)
-                return .refetch(restart.reason, detail: restart.detail)
-            }
-            // A whole new copy is already arriving: write it from byte 0 on this one connection.
-            try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
-            try rewind(to: 0, because: restart.reason)
-            segmentsAllowed = false
-            return try await receiveNewCopy(replacement.response, head: replacement.head, validator: replacement.validator)
-        }
-        guard board.plan.isComplete else {
-            throw DownloadError.networkFailure("every connection stopped before the file was complete")
-        }
-        state.update {
-            $0.written = total
-            $0.received = total
-        }
-        return .completed
-    }
-
-    /// Closes the plan and deletes its journal (the part file is complete, or is being cut back).
-    private mutating func dropSegments() throws(DownloadError) {
-        board?.close()
-        board = nil
-        state.update { $0.board = nil }
-        record.transfer.segments = nil
-        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
-    }
-
-    /// Completes a rename that a previous run had committed to but may not have done.
-    private mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
-        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.transfer.totalBytes
-        else { return nil }
-        if FileSystem.entry(at: partPath) == .regularFile(size: total) {
-            try FileSystem.rename(partPath, to: destination)
-            FileSystem.syncDirectory(FileSystem.parent(of: destination))
-            return URL(fileURLWithPath: destination, isDirectory: false)
-        }
-        if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
-            return URL(fileURLWithPath: destination, isDirectory: false)
-        }
-        // Neither is as it was left: start again.
-        record.transfer.finalizing = false
-        record.transfer.hasPartData = false
-        try environment.store.saveTransfer(record)
-        return nil
-    }
-
     // MARK: - One request
 
-    private mutating func attempt(verifyingOverlap: Bool) async throws -> AttemptResult {
+    mutating func attempt(verifyingOverlap: Bool) async throws -> AttemptResult {
         if let board { return try await runSegmented(board, opening: nil) }
         if let unrequestedEncoding { return try await receiveDecoded(unrequestedEncoding) }
         let written = state.current.written
@@ -436,7 +228,7 @@ struct DownloadJob {
     }
 
     /// Writes a `200` that replaced a multi-connection plan: a whole new copy, from byte 0.
-    private mutating func receiveNewCopy(_ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator)
+    mutating func receiveNewCopy(_ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator)
         async throws -> AttemptResult
     {
         if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
@@ -449,14 +241,14 @@ struct DownloadJob {
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
     }
 
-    private var requestHeaders: RequestHeaders {
+    var requestHeaders: RequestHeaders {
         RequestHeaders(userAgent: settings.userAgent, custom: record.options.headers)
     }
 
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
     /// bounded range (`bounded`): once the size is known the file is split, and an open range would run past the
     /// first part and be cut (its bytes in flight wasted).
-    private func send(_ request: RangeRequest, bounded: Bool, decoding: Bool = false) async throws
+    func send(_ request: RangeRequest, bounded: Bool, decoding: Bool = false) async throws
         -> HTTPClientResponse
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
@@ -467,56 +259,10 @@ struct DownloadJob {
         return try await environment.transport.get(record.url, headers: headers, decoding: decoding, logger: logger)
     }
 
-    // MARK: - Unrequested compression
-
-    /// Whether a response sent with `encoding` although Haul asked for `identity` is to be decoded: yes for gzip
-    /// and deflate, unless the file's name says it is compressed (`.gz`, `.tgz`), where the encoded bytes are the
-    /// file people expect.
-    private func shouldDecode(_ encoding: String, head: ResponseHead, url: URL?) -> Bool {
-        guard ResourceValidator.decodableEncodings.contains(encoding.lowercased()) else { return false }
-        let name: String
-        if let destination = record.destinationPath {
-            name = (destination as NSString).lastPathComponent
-        } else {
-            name = FileNamer.name(
-                contentDisposition: head.contentDisposition,
-                url: url ?? URL(string: record.url) ?? URL(fileURLWithPath: "/"))
-        }
-        return !FileNamer.saysCompressed(name)
-    }
-
-    /// Fetches the whole file again through the decoding client and writes the decoded bytes from byte 0.
-    ///
-    /// Decoded bytes have no byte ranges on the server, so this copy cannot be resumed: a cut restarts it from 0
-    /// (through the retry budget), and the record marks its bytes as decoded so a later run starts over too.
-    private mutating func receiveDecoded(_ encoding: String) async throws -> AttemptResult {
-        logger.info("decoding an unrequested Content-Encoding", metadata: ["encoding": "\(encoding)"])
-        unrequestedEncoding = encoding
-        rangesUsable = false
-        segmentsAllowed = false
-        if state.current.written > 0 || record.transfer.hasPartData { try rewind(to: 0, because: nil) }
-        let response = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
-        let head = ResponseHead(response, now: Date())
-        guard head.status == 200 || head.status == 203 else {
-            throw ResponseEvaluator.evaluate(
-                head, request: RangeRequest(start: 0, overlap: 0), recorded: nil, url: record.url,
-                policy: record.options.onResourceChange
-            ).error ?? DownloadError.malformedResponse("a request for the whole file got \(head.status)")
-        }
-        var validator = head.validator
-        validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
-        validator.totalBytes = nil
-        record.transfer.finalURL = response.url?.absoluteString ?? record.url
-        try await beginPartData(validator, head: head, url: response.url)
-        state.update { $0.total = nil }
-        // The encoded length frames the body; the decoded length is known only at its end.
-        return try await receive(response.body, from: 0, verifying: 0, contentLength: nil, endsTheFile: true)
-    }
-
     // MARK: - Writing
 
     /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
-    private mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
+    mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
         if record.destinationPath == nil {
             guard case .directory(let directory) = record.requestedDestination else {
                 throw DownloadError.internalError("download \(id) has no destination")
@@ -547,7 +293,7 @@ struct DownloadJob {
     }
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
-    private mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
+    mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
         if board != nil || record.transfer.segments != nil { try dropSegments() }
         let generation = state.update {
             $0.generation += 1
@@ -567,7 +313,7 @@ struct DownloadJob {
         }
     }
 
-    private func writer(_ file: PartFile) -> BodyWriter {
+    func writer(_ file: PartFile) -> BodyWriter {
         BodyWriter(
             file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter, settings: settings,
             stopwatch: stopwatch)
@@ -576,7 +322,7 @@ struct DownloadJob {
     /// Streams `body` into the part file from `offset`, first comparing `overlap` bytes with what is on disk.
     ///
     /// `endsTheFile` is false for a bounded range of a file of unknown size: its end is not the file's end.
-    private mutating func receive(
+    mutating func receive(
         _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?,
         endsTheFile: Bool
     ) async throws -> AttemptResult {
@@ -619,7 +365,7 @@ struct DownloadJob {
 
 
     /// Verifies, syncs and renames the complete part file into place; returns the destination.
-    private mutating func finish(follower: Task<String, any Error>?) async throws -> URL {
+    mutating func finish(follower: Task<String, any Error>?) async throws -> URL {
         guard let file = state.current.file, let partPath = record.partPath, let destination = record.destinationPath
         else { throw DownloadError.internalError("download \(id) finished without a part file") }
         let total = state.update {

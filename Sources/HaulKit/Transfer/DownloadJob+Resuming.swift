@@ -1,0 +1,127 @@
+import Foundation
+
+/// Before the first request: how much of the part file to trust, and a rename left unfinished.
+extension DownloadJob {
+    /// Works out how much of the part file can be trusted, and cuts off the rest.
+    ///
+    /// Returns the destination when an earlier run had already finished and only the rename was left.
+    mutating func prepare() throws(DownloadError) -> URL? {
+        state.update {
+            $0.generation = record.transfer.generation
+            $0.total = record.transfer.totalBytes
+            $0.written = 0
+        }
+        if record.transfer.finalizing, let file = try finishInterruptedFinalization() { return file }
+        guard record.transfer.hasPartData, let partPath = record.partPath else { return nil }
+        if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
+            // Decoded bytes have no byte ranges on the server to resume from: start again.
+            try forgetPartData()
+            return nil
+        }
+        if let saved = record.transfer.segments, let total = record.transfer.totalBytes {
+            try restoreSegments(saved, total: total, partPath: partPath)
+            return nil
+        }
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
+
+        let partSize: Int64
+        switch FileSystem.entry(at: partPath) {
+        case .regularFile(let size): partSize = size
+        case .none: partSize = 0
+        case .symbolicLink:
+            throw .destinationNotWritable(path: partPath, reason: "it is a symbolic link, which Haul never follows")
+        case .directory, .other:
+            throw .destinationNotWritable(path: partPath, reason: "something other than a file is in the way")
+        }
+        // Same boot: the page cache kept every byte `write` accepted, even if the process died.
+        // Another boot: only the bytes synced before the last checkpoint are certain.
+        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
+        var trusted = sameBoot ? partSize : min(partSize, record.transfer.durableBytes)
+        if let total = record.transfer.totalBytes, trusted > total { trusted = 0 }
+
+        let file = try PartFile(path: partPath, mode: .continueExisting)
+        state.update { $0.file = file }
+        if trusted < partSize { try file.truncate(to: trusted) }
+        try file.sync()
+        record.transfer.durableBytes = trusted
+        record.transfer.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        state.update {
+            $0.written = trusted
+            $0.received = trusted
+        }
+        logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
+        return nil
+    }
+
+    /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
+    mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) throws(DownloadError) {
+        let minimum = settings.minimumSegmentSize
+        // The plan is recorded before the file is preallocated, so a file still shorter than the total is a crash
+        // between the two: the plan says which bytes are real, and the file is extended again.
+        guard case .regularFile(let size) = FileSystem.entry(at: partPath), size <= total,
+            let journalPath = record.journalPath
+        else {
+            return try forgetPartData()
+        }
+        let journal = try SegmentJournal(path: journalPath)
+        let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
+        let fromJournal = sameBoot
+            ? journal.read(generation: record.transfer.generation).flatMap {
+                SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
+            } : nil
+        guard let planner = fromJournal ?? SegmentPlanner(restoring: saved, total: total, minimumSize: minimum),
+            planner.segments.allSatisfy({ $0.start + $0.written <= size })
+        else {
+            journal.close()
+            return try forgetPartData()
+        }
+        let file = try PartFile(path: partPath, mode: .continueExisting)
+        state.update { $0.file = file }
+        if size < total { try file.preallocate(total) }
+        try file.sync()
+        let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
+        let board = SegmentBoard(planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
+        self.board = board
+        state.update {
+            $0.board = board
+            $0.received = planner.receivedBytes
+            $0.written = planner.contiguousBytes
+        }
+        record.transfer.segments = planner.segments
+        record.transfer.durableBytes = planner.contiguousBytes
+        record.transfer.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
+    }
+
+    /// Drops a part file that cannot be trusted; the next response starts it again.
+    mutating func forgetPartData() throws(DownloadError) {
+        record.transfer.hasPartData = false
+        record.transfer.segments = nil
+        record.transfer.durableBytes = 0
+        try environment.store.saveTransfer(record)
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
+    }
+
+    /// Completes a rename that a previous run had committed to but may not have done.
+    mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
+        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.transfer.totalBytes
+        else { return nil }
+        if FileSystem.entry(at: partPath) == .regularFile(size: total) {
+            try FileSystem.rename(partPath, to: destination)
+            FileSystem.syncDirectory(FileSystem.parent(of: destination))
+            return URL(fileURLWithPath: destination, isDirectory: false)
+        }
+        if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
+            return URL(fileURLWithPath: destination, isDirectory: false)
+        }
+        // Neither is as it was left: start again.
+        record.transfer.finalizing = false
+        record.transfer.hasPartData = false
+        try environment.store.saveTransfer(record)
+        return nil
+    }
+}

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import Foundation
+
+/// Splitting the file over several connections, and going back to one.
+extension DownloadJob {
+    var connectionsAllowed: Int {
+        guard segmentsAllowed else { return 1 }
+        return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
+    }
+
+    /// Splits the rest of the file among connections: records the plan, then preallocates.
+    ///
+    /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
+    /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
+    /// extends; the other order would leave a full-size file that looks complete.
+    mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
+        guard let file = state.current.file, let journalPath = record.journalPath else {
+            throw .internalError("download \(id) has no part file to split")
+        }
+        // The plan claims the `done` prefix: make it durable first.
+        try file.sync()
+        let planner = SegmentPlanner(
+            total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
+        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
+        self.board = board
+        state.update {
+            $0.board = board
+            $0.received = done
+        }
+        record.transfer.segments = planner.segments
+        record.transfer.durableBytes = done
+        record.transfer.bootID = BootIdentity.current
+        record.updatedAt = Date()
+        try environment.store.saveTransfer(record)
+        try file.preallocate(total)
+        CrashPoint.reach(CrashPoint.afterPreallocation)
+        return board
+    }
+
+    /// Runs the connections until the plan is done; restarts from byte 0 if any of them saw another version.
+    mutating func runSegmented(_ board: SegmentBoard, opening: SegmentedTransfer.Opening?) async throws
+        -> AttemptResult
+    {
+        guard let file = state.current.file, let validator = record.transfer.validator, let total = record.transfer.totalBytes else {
+            throw DownloadError.internalError("download \(id) lost its plan")
+        }
+        let headers = requestHeaders
+        // Each connection counts itself while it transfers.
+        state.update { $0.activeConnections = 0 }
+        let transfer = SegmentedTransfer(
+            id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
+            headers: { first, last, ifRange in headers.fields(range: "bytes=\(first)-\(last)", ifRange: ifRange) },
+            writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
+            connections: connectionsAllowed, logger: logger)
+        do {
+            try await transfer.run(opening: opening)
+        } catch let restart as SegmentedTransfer.Restart {
+            logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
+            if restart.reason == .rangeMismatch { rangesUsable = false }
+            guard let replacement = restart.replacement else {
+                try rewind(to: 0, because: restart.reason)
+                return .refetch(restart.reason, detail: restart.detail)
+            }
+            // A whole new copy is already arriving: write it from byte 0 on this one connection.
+            try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
+            try rewind(to: 0, because: restart.reason)
+            segmentsAllowed = false
+            return try await receiveNewCopy(replacement.response, head: replacement.head, validator: replacement.validator)
+        }
+        guard board.plan.isComplete else {
+            throw DownloadError.networkFailure("every connection stopped before the file was complete")
+        }
+        state.update {
+            $0.written = total
+            $0.received = total
+        }
+        return .completed
+    }
+
+    /// Closes the plan and deletes its journal (the part file is complete, or is being cut back).
+    mutating func dropSegments() throws(DownloadError) {
+        board?.close()
+        board = nil
+        state.update { $0.board = nil }
+        record.transfer.segments = nil
+        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HaulTestSupport
+import NIOCore
+import Testing
+
+@testable import HaulKit
+
+@Suite("Finishing queue")
+struct FinishingQueueTests {
+    /// A recorded download with a complete part file of `size` bytes, ready to finish.
+    static func ready(
+        _ name: String, size: Int, in directory: TemporaryDirectory, store: SQLiteDownloadStore
+    ) throws -> FinishingQueue.Request {
+        let destination = directory.file(name).path
+        let now = Date()
+        var record = DownloadRecord(
+            url: "http://example.com/\(name)", destinationPath: destination, options: DownloadOptions(),
+            state: .running, createdAt: now, updatedAt: now)
+        record = try store.insert([record])[0]
+        let file = try PartFile(path: destination + partFileSuffix, mode: .createNew)
+        try file.write(ByteBuffer(repeating: 7, count: size), at: 0)
+        record.transfer.hasPartData = true
+        record.transfer.totalBytes = Int64(size)
+        record.transfer.durableBytes = Int64(size)
+        record.transfer.finalizing = true
+        record.state = .completed
+        record.completedAt = now
+        return .init(file: file, record: record, partPath: destination + partFileSuffix, destination: destination)
+    }
+
+    @Test("files finishing together share groups; each ends in place, recorded completed")
+    func groups() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let queue = FinishingQueue(store: store)
+        let requests = try (0..<40).map { try Self.ready("f\($0).bin", size: 1_000 + $0, in: directory, store: store) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for request in requests { group.addTask { try await queue.finish(request) } }
+            try await group.waitForAll()
+        }
+        for (index, request) in requests.enumerated() {
+            #expect(FileSystem.entry(at: request.destination) == .regularFile(size: Int64(1_000 + index)))
+            #expect(FileSystem.entry(at: request.partPath) == FileSystem.Entry.none)
+            let stored = try #require(try store.fetch(request.record.downloadID))
+            #expect(stored.state == .completed)
+            #expect(stored.transfer.finalizing)
+            request.file.close()
+        }
+        #expect(queue.groupCount < requests.count, "files finishing at once share a commit and a directory sync")
+    }
+
+    @Test("a file that cannot be moved fails alone; the others in its group are placed")
+    func oneFails() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let queue = FinishingQueue(store: store)
+        let good = try Self.ready("good.bin", size: 10, in: directory, store: store)
+        let bad = try Self.ready("bad.bin", size: 10, in: directory, store: store)
+        // A directory where the file should go: the rename cannot replace it.
+        try FileManager.default.createDirectory(atPath: bad.destination, withIntermediateDirectories: false)
+        _ = FileManager.default.createFile(atPath: bad.destination + "/inside", contents: Data())
+        let placed = Task { try await queue.finish(good) }
+        let refused = Task { try await queue.finish(bad) }
+        try await placed.value
+        await #expect(throws: (any Error).self) { try await refused.value }
+        #expect(FileSystem.entry(at: good.destination) == .regularFile(size: 10))
+        #expect(try store.fetch(bad.record.downloadID)?.state == .running, "never recorded completed")
+        good.file.close()
+        bad.file.close()
+    }
+}
