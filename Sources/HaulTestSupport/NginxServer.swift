@@ -107,7 +107,8 @@ public final class NginxServer: @unchecked Sendable {
                 guard quoted.count > index, quoted[index] != "-", !quoted[index].isEmpty else { return nil }
                 return quoted[index].replacingOccurrences(of: "\\x22", with: "\"")  // nginx escapes quotes
             }
-            return LogEntry(path: String(fields[0]), status: status, bytesSent: sent, range: value(1), ifRange: value(3))
+            return LogEntry(
+                path: String(fields[0]), status: status, bytesSent: sent, range: value(1), ifRange: value(3))
         }
     }
 

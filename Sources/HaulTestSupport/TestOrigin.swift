@@ -372,7 +372,8 @@ public final class TestOrigin: Sendable {
         {
             let ifRange = request.headers.first(name: "If-Range")
             let validatorHolds =
-                ifRange == nil || (!faults.rotatesValidators && (ifRange == resource.etag || ifRange == resource.lastModified))
+                ifRange == nil
+                || (!faults.rotatesValidators && (ifRange == resource.etag || ifRange == resource.lastModified))
             if validatorHolds {
                 let total = faults.hidesTotal ? "*" : String(size)
                 guard parsed.start < size else {
@@ -444,12 +445,15 @@ public final class TestOrigin: Sendable {
                 let target = UnsafeMutableRawBufferPointer(rebasing: raw.prefix(count))
                 let offset = start + sent
                 if let gzipBody {
-                    gzipBody.withUnsafeBytes { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+                    gzipBody.withUnsafeBytes {
+                        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count]))
+                    }
                 } else {
                     TestContent.fill(target, offset: offset, version: version)
                     if offset + count > zeroFrom {
                         let first = max(0, zeroFrom - offset)
-                        UnsafeMutableRawBufferPointer(rebasing: target[first...]).initializeMemory(as: UInt8.self, repeating: 0)
+                        UnsafeMutableRawBufferPointer(rebasing: target[first...]).initializeMemory(
+                            as: UInt8.self, repeating: 0)
                     }
                 }
                 return count
@@ -482,7 +486,12 @@ public final class TestOrigin: Sendable {
         }
 
         func release() {
-            guard held.withLock({ held in defer { held = false }; return held }) else { return }
+            guard
+                held.withLock({ held in
+                    defer { held = false }
+                    return held
+                })
+            else { return }
             origin.state.withLock { $0.activeResponses -= 1 }
         }
     }

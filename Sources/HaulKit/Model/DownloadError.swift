@@ -112,7 +112,6 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-
 // MARK: - Constructors
 
 extension DownloadError {
@@ -138,7 +137,9 @@ extension DownloadError {
     }
 
     /// An HTTP status that is not a success; transient for 408, 429 and 5xx.
-    public static func httpStatus(_ status: Int, reason: String, url: String, retryAfter: Duration? = nil)
+    public static func httpStatus(
+        _ status: Int, reason: String, url: String, retryAfter: Duration? = nil
+    )
         -> DownloadError
     {
         switch status {
@@ -272,7 +273,8 @@ extension DownloadError {
         .init(
             code: .tooSlow,
             summary: "the transfer stayed below \(bytesPerSecond) bytes/s for \(window.wholeSeconds) s",
-            suggestion: "the server or network is trickling; Haul resumes on a fresh connection, or lower the lowest speed",
+            suggestion:
+                "the server or network is trickling; Haul resumes on a fresh connection, or lower the lowest speed",
             isTransient: true)
     }
 

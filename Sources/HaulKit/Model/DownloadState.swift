@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a download stands in its life cycle.
 ///
 /// ```
@@ -32,5 +34,3 @@ public enum DownloadStatus: Sendable, Equatable {
     /// The download was forgotten (`remove` or `cancel`).
     case removed
 }
-
-import Foundation

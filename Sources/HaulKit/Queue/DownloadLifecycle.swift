@@ -127,7 +127,9 @@ struct DownloadLifecycle: Sendable {
 
     /// A download read from the store at start-up. One recorded `running` whose claim nobody holds was left by a
     /// process that stopped without pausing it: it is queued to continue.
-    mutating func load(_ id: DownloadID, recorded state: DownloadState, priority: Int, claimedElsewhere: Bool)
+    mutating func load(
+        _ id: DownloadID, recorded state: DownloadState, priority: Int, claimedElsewhere: Bool
+    )
         -> [Action]
     {
         entries[id] = Entry(phase: .paused, priority: priority, adopted: false)

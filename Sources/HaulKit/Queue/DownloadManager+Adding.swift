@@ -10,7 +10,9 @@ extension DownloadManager {
     ///   - url: an `http` or `https` URL.
     ///   - destination: a file, or a directory to name the file in; nil for the download directory.
     @discardableResult
-    public func add(_ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init())
+    public func add(
+        _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init()
+    )
         throws(DownloadError) -> DownloadID
     {
         try add(contentsOf: [(url, destination, options)])[0]
@@ -18,7 +20,9 @@ extension DownloadManager {
 
     /// Queues several downloads in one database transaction; returns their identifiers in order.
     @discardableResult
-    public func add(contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)])
+    public func add(
+        contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)]
+    )
         throws(DownloadError) -> [DownloadID]
     {
         try ensureRunning()

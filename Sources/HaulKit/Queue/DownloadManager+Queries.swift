@@ -116,7 +116,8 @@ extension DownloadManager {
         let progress =
             jobs[id]?.state.progress
             ?? DownloadProgress(
-                receivedBytes: record.state == .completed ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
+                receivedBytes: record.state == .completed
+                    ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
                 expectedBytes: record.transfer.totalBytes)
         return DownloadSnapshot(
             id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!,

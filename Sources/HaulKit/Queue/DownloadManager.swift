@@ -139,7 +139,11 @@ public actor DownloadManager {
         var byState: [DownloadState: [DownloadID]] = [:]
         var others: [DownloadLifecycle.Action] = []
         for action in actions {
-            if case .record(let ids, let state) = action { byState[state, default: []] += ids } else { others.append(action) }
+            if case .record(let ids, let state) = action {
+                byState[state, default: []] += ids
+            } else {
+                others.append(action)
+            }
         }
         return DownloadState.allCases.compactMap { state in byState[state].map { .record($0, state) } } + others
     }
@@ -300,7 +304,9 @@ public actor DownloadManager {
     }
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
-    private func reserveDestination(for id: DownloadID, in directory: String, name: String) throws(DownloadError)
+    private func reserveDestination(
+        for id: DownloadID, in directory: String, name: String
+    ) throws(DownloadError)
         -> String
     {
         guard records[id] != nil else { throw .unknownDownload(id) }

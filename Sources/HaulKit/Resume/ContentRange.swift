@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed `Content-Range` header (RFC 9110 §14.4): either a satisfied range or `bytes */size` from a 416.
 struct ContentRange: Equatable, Sendable {
     /// First byte of the range; nil for the unsatisfied form `bytes */size`.
@@ -56,5 +58,3 @@ struct ContentRange: Equatable, Sendable {
         return Int64(text)
     }
 }
-
-import Foundation

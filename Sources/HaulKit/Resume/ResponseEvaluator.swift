@@ -61,7 +61,8 @@ enum ResponseEvaluator {
             var validator = head.validator
             validator.totalBytes = range.completeLength
             if let recorded, let change = recorded.differs(from: validator) {
-                return policy == .fail ? .rejecting(.resourceChanged(change)) : .refetchFromStart(.resourceChanged, detail: change)
+                return policy == .fail
+                    ? .rejecting(.resourceChanged(change)) : .refetchFromStart(.resourceChanged, detail: change)
             }
             if let contentLength = head.contentLength, contentLength != length {
                 return .refetchFromStart(
@@ -80,13 +81,15 @@ enum ResponseEvaluator {
             {
                 return .alreadyComplete(totalBytes: size)
             }
-            if stated == nil, request.resumePoint > 0, let recorded, recorded.totalBytes == nil, recorded.ifRange != nil {
+            if stated == nil, request.resumePoint > 0, let recorded, recorded.totalBytes == nil, recorded.ifRange != nil
+            {
                 // The size was never stated, and the range from the resume point of the same version (If-Range held,
                 // or the answer would have been 200) is unsatisfiable: the file ends there.
                 return .alreadyComplete(totalBytes: request.resumePoint)
             }
             let detail = "416 for bytes from \(request.start) (Content-Range: \(head.contentRange ?? "none"))"
-            return policy == .fail ? .rejecting(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)
+            return policy == .fail
+                ? .rejecting(.resourceChanged(detail)) : .refetchFromStart(.resourceChanged, detail: detail)
 
         case 400...599:
             return .rejecting(.httpStatus(head.status, reason: head.reason, url: url, retryAfter: head.retryAfter))

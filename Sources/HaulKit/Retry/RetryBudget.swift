@@ -46,7 +46,9 @@ struct RetryBudget: Sendable, Equatable {
 
     /// Decides what follows a restart from byte 0 (`error` says why, for the record). Every restart counts as an
     /// attempt without progress, and more than ``RetryPolicy/maxRestarts`` end the download as unstable.
-    mutating func restarted(because error: DownloadError, bytes: Int64, at now: Duration, random: Double)
+    mutating func restarted(
+        because error: DownloadError, bytes: Int64, at now: Duration, random: Double
+    )
         -> Decision
     {
         observe(bytes: bytes, at: now)

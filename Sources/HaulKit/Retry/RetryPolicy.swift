@@ -1,3 +1,5 @@
+import Foundation
+
 /// How transient failures are retried: exponential backoff with jitter, honouring `Retry-After`, within bounds.
 ///
 /// A download gives up on whichever bound it reaches first: ``maxAttempts`` attempts in a row without progress,
@@ -43,5 +45,3 @@ public struct RetryPolicy: Sendable, Hashable {
         return delay
     }
 }
-
-import Foundation

@@ -133,7 +133,8 @@ struct SegmentedTransfer: Sendable {
     }
 
     /// The body of a segment response that may be written at `start`; anything else stops the transfer.
-    private func accept(_ response: HTTPClientResponse, start: Int64, overlap: Int64) throws -> HTTPClientResponse.Body {
+    private func accept(_ response: HTTPClientResponse, start: Int64, overlap: Int64) throws -> HTTPClientResponse.Body
+    {
         let head = ResponseHead(response, now: Date())
         if head.status == 200 || head.status == 203 {
             // The whole representation, whatever was asked: a new copy from byte 0 (or a failure by policy).

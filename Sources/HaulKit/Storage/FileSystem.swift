@@ -34,7 +34,8 @@ enum FileSystem {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw .destinationNotWritable(path: path, reason: "cannot create the directory (\(error.localizedDescription))")
+            throw .destinationNotWritable(
+                path: path, reason: "cannot create the directory (\(error.localizedDescription))")
         }
     }
 
@@ -46,7 +47,8 @@ enum FileSystem {
             try FileManager.default.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .destinationNotWritable(path: path, reason: "cannot create the directory (\(error.localizedDescription))")
+            throw .destinationNotWritable(
+                path: path, reason: "cannot create the directory (\(error.localizedDescription))")
         }
     }
 

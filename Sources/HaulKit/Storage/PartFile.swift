@@ -72,7 +72,8 @@ final class PartFile: Sendable {
         let result: Int32 = buffer.withUnsafeReadableBytes { raw in
             var written = 0
             while written < raw.count {
-                let n = pwrite(descriptor, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
+                let n = pwrite(
+                    descriptor, raw.baseAddress! + written, raw.count - written, off_t(offset) + off_t(written))
                 if n < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -111,7 +112,9 @@ final class PartFile: Sendable {
         #if os(Linux)
         let status = posix_fallocate(descriptor, 0, off_t(length))
         if status == 0 { return }
-        if status != EOPNOTSUPP && status != EINVAL { throw .fileSystem(errno: status, path: path, operation: "allocate") }
+        if status != EOPNOTSUPP && status != EINVAL {
+            throw .fileSystem(errno: status, path: path, operation: "allocate")
+        }
         #endif
         try truncate(to: length)
     }

@@ -10,7 +10,9 @@ struct DownloadRecordEncoder {
     private let json = StoredJSON.encoder()
 
     /// The values of `columns` for `record`, in order.
-    mutating func values(_ columns: [DownloadColumn], of record: DownloadRecord) throws -> [(any DatabaseValueConvertible)?] {
+    mutating func values(
+        _ columns: [DownloadColumn], of record: DownloadRecord
+    ) throws -> [(any DatabaseValueConvertible)?] {
         try columns.map { try value($0, of: record) }
     }
 

@@ -94,8 +94,10 @@ final class SQLiteDownloadStore: DownloadStore {
 
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
         try read { db in
-            try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " WHERE id = ?", arguments: [id.rawValue])
-                .first
+            try DownloadRecordDecoder.fetchAll(
+                db, sql: DownloadColumn.select + " WHERE id = ?", arguments: [id.rawValue]
+            )
+            .first
         }
     }
 
@@ -129,10 +131,11 @@ final class SQLiteDownloadStore: DownloadStore {
         guard !records.isEmpty else { return }
         let now = DownloadRecordEncoder.text(Date())
         try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
-                WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
+                    WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
+                    """)
             for record in records {
                 try statement.execute(arguments: [record.startedAt.map(DownloadRecordEncoder.text), now, record.id])
             }
@@ -178,10 +181,11 @@ final class SQLiteDownloadStore: DownloadStore {
         }
         let now = DownloadRecordEncoder.text(Date())
         return try write { db in
-            let statement = try db.cachedStatement(sql: """
-                UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
-                WHERE id = ? AND generation = ?
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
+                    WHERE id = ? AND generation = ?
+                    """)
             try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
             return db.changesCount > 0
         }

@@ -67,7 +67,8 @@ extension DownloadJob {
         }
         let journal = try SegmentJournal(path: journalPath)
         let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
-        let fromJournal = sameBoot
+        let fromJournal =
+            sameBoot
             ? journal.read(generation: record.transfer.generation).flatMap {
                 SegmentPlanner(restoring: $0, total: total, minimumSize: minimum)
             } : nil
@@ -82,7 +83,8 @@ extension DownloadJob {
         if size < total { try file.preallocate(total) }
         try file.sync()
         let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
-        let board = SegmentBoard(planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
+        let board = SegmentBoard(
+            planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
         self.board = board
         state.update {
             $0.board = board
@@ -108,7 +110,8 @@ extension DownloadJob {
 
     /// Completes a rename that a previous run had committed to but may not have done.
     mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
-        guard let destination = record.destinationPath, let partPath = record.partPath, let total = record.transfer.totalBytes
+        guard let destination = record.destinationPath, let partPath = record.partPath,
+            let total = record.transfer.totalBytes
         else { return nil }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
             try FileSystem.rename(partPath, to: destination)

@@ -21,7 +21,8 @@ extension DownloadJob {
         try file.sync()
         let planner = SegmentPlanner(
             total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
-        let board = SegmentBoard(planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
+        let board = SegmentBoard(
+            planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         self.board = board
         state.update {
             $0.board = board
@@ -38,10 +39,14 @@ extension DownloadJob {
     }
 
     /// Runs the connections until the plan is done; restarts from byte 0 if any of them saw another version.
-    mutating func runSegmented(_ board: SegmentBoard, opening: SegmentedTransfer.Opening?) async throws
+    mutating func runSegmented(
+        _ board: SegmentBoard, opening: SegmentedTransfer.Opening?
+    ) async throws
         -> AttemptResult
     {
-        guard let file = state.current.file, let validator = record.transfer.validator, let total = record.transfer.totalBytes else {
+        guard let file = state.current.file, let validator = record.transfer.validator,
+            let total = record.transfer.totalBytes
+        else {
             throw DownloadError.internalError("download \(id) lost its plan")
         }
         let headers = requestHeaders
@@ -65,7 +70,8 @@ extension DownloadJob {
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
             try rewind(to: 0, because: restart.reason)
             segmentsAllowed = false
-            return try await receiveNewCopy(replacement.response, head: replacement.head, validator: replacement.validator)
+            return try await receiveNewCopy(
+                replacement.response, head: replacement.head, validator: replacement.validator)
         }
         guard board.plan.isComplete else {
             throw DownloadError.networkFailure("every connection stopped before the file was complete")

@@ -87,7 +87,8 @@ struct DownloadJob {
             $0.bytesPerSecond = 0
         }
         var final = outcome.record
-        if case .completed = outcome {} else if let refreshed = try? environment.store.fetch(id) {
+        if case .completed = outcome {
+        } else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
             final.transfer.bootID = refreshed.transfer.bootID
@@ -212,7 +213,8 @@ struct DownloadJob {
                 // A server that does not tell the size (`bytes 0-N/*`) cannot be split: one open range from here on.
                 segmentsAllowed = false
             }
-            if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1, let total = record.transfer.totalBytes,
+            if restart == nil, overlap == 0, head.status == 206, connectionsAllowed > 1,
+                let total = record.transfer.totalBytes,
                 total - offset >= 2 * settings.minimumSegmentSize
             {
                 let board = try startSegments(total: total, done: offset)
@@ -228,7 +230,9 @@ struct DownloadJob {
     }
 
     /// Writes a `200` that replaced a multi-connection plan: a whole new copy, from byte 0.
-    mutating func receiveNewCopy(_ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator)
+    mutating func receiveNewCopy(
+        _ response: HTTPClientResponse, head: ResponseHead, validator: ResourceValidator
+    )
         async throws -> AttemptResult
     {
         if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
@@ -248,7 +252,9 @@ struct DownloadJob {
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
     /// bounded range (`bounded`): once the size is known the file is split, and an open range would run past the
     /// first part and be cut (its bytes in flight wasted).
-    func send(_ request: RangeRequest, bounded: Bool, decoding: Bool = false) async throws
+    func send(
+        _ request: RangeRequest, bounded: Bool, decoding: Bool = false
+    ) async throws
         -> HTTPClientResponse
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
@@ -362,7 +368,6 @@ struct DownloadJob {
     }
 
     // MARK: - Finishing
-
 
     /// Verifies, syncs and renames the complete part file into place; returns the destination.
     mutating func finish(follower: Task<String, any Error>?) async throws -> URL {

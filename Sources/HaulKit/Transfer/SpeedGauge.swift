@@ -22,7 +22,8 @@ struct SpeedGauge: Sendable {
         guard elapsed > 0 else { return }
         let rate = Double(max(0, bytes - previous.bytes)) / elapsed
         let weight = 1 - exp(-elapsed / timeConstant)
-        bytesPerSecond = bytesPerSecond == 0 && previous.bytes == 0 ? rate : bytesPerSecond + weight * (rate - bytesPerSecond)
+        bytesPerSecond =
+            bytesPerSecond == 0 && previous.bytes == 0 ? rate : bytesPerSecond + weight * (rate - bytesPerSecond)
         if bytesPerSecond < 1 { bytesPerSecond = 0 }
         last = (time, bytes)
     }

@@ -31,7 +31,8 @@ final class HTTPTransport: Sendable {
         return shared.withLock { transports in
             if let existing = transports[key] { return existing }
             let transport = HTTPTransport(
-                connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost)
+                connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost
+            )
             transports[key] = transport
             return transport
         }
@@ -60,7 +61,9 @@ final class HTTPTransport: Sendable {
 
     /// Sends `GET url` with `headers` and returns once the response head has arrived; the body streams after.
     /// With `decoding`, a gzip or deflate body arrives decoded.
-    func get(_ url: String, headers: [(String, String)], decoding: Bool = false, logger: Logger) async throws
+    func get(
+        _ url: String, headers: [(String, String)], decoding: Bool = false, logger: Logger
+    ) async throws
         -> HTTPClientResponse
     {
         var request = HTTPClientRequest(url: url)

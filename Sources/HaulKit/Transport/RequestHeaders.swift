@@ -5,7 +5,9 @@ struct RequestHeaders: Sendable {
 
     func fields(range: String?, ifRange: String?) -> [(String, String)] {
         var fields: [(String, String)] = []
-        if !custom.contains(where: { $0.name.lowercased() == "user-agent" }) { fields.append(("User-Agent", userAgent)) }
+        if !custom.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            fields.append(("User-Agent", userAgent))
+        }
         fields.append(("Accept-Encoding", "identity"))
         if let range {
             fields.append(("Range", range))

@@ -16,7 +16,9 @@ enum RetryAfter {
 
 /// HTTP dates: IMF-fixdate, and the obsolete RFC 850 and asctime forms that recipients must accept.
 enum HTTPDate {
-    private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
 
     static func parse(_ text: String) -> Date? {
         for format in formats {

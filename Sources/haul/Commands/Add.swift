@@ -20,7 +20,8 @@ struct Add: AsyncParsableCommand {
 
     @Option(
         name: .customLong("limit-rate"),
-        help: ArgumentHelp("Speed limit for each of these downloads, e.g. 500K, 2M (bytes per second).", valueName: "RATE"))
+        help: ArgumentHelp(
+            "Speed limit for each of these downloads, e.g. 500K, 2M (bytes per second).", valueName: "RATE"))
     var limitRate: String?
 
     @Option(help: "Higher runs first (default 0; -1000000 to 1000000).")

@@ -19,7 +19,9 @@ enum ExitStatus {
     /// The status for a set of failures: the most specific one wins.
     static func forFailures(_ errors: [DownloadError]) -> ExitCode {
         if errors.isEmpty { return success }
-        if errors.contains(where: { [.diskFull, .destinationNotWritable, .destinationInUse, .fileSystem, .stateDatabase].contains($0.code) }) {
+        if errors.contains(where: {
+            [.diskFull, .destinationNotWritable, .destinationInUse, .fileSystem, .stateDatabase].contains($0.code)
+        }) {
             return fileSystem
         }
         if errors.contains(where: { $0.code == .checksumMismatch }) { return checksumMismatch }

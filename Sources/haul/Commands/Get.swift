@@ -34,7 +34,8 @@ struct Get: AsyncParsableCommand {
         let options = try request.downloadOptions()
         let ids: [DownloadID]
         do {
-            ids = try await manager.add(contentsOf: try request.plannedDownloads().map { ($0.url, $0.destination, options) })
+            ids = try await manager.add(
+                contentsOf: try request.plannedDownloads().map { ($0.url, $0.destination, options) })
         } catch let error as DownloadError {
             Console.error(error.description)
             try await session.finish(adding: [error])

@@ -43,7 +43,8 @@ struct Info: AsyncParsableCommand {
         if let final = snapshot.finalURL, final != snapshot.url { rows.append(("Redirected to", final.absoluteString)) }
         rows.append(("File", snapshot.file?.path ?? "(named when the server answers)"))
         rows.append(("State", snapshot.state.rawValue))
-        let received = snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
+        let received =
+            snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
         var progress = ByteFormat.size(received)
         if let total = snapshot.totalBytes {
             progress += " of \(ByteFormat.size(total))"

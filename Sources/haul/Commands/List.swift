@@ -15,8 +15,9 @@ struct List: AsyncParsableCommand {
 
     @Option(
         name: .customLong("state"),
-        help: ArgumentHelp("Only downloads in STATE: queued, running, paused, completed or failed (repeatable).",
-                           valueName: "STATE"))
+        help: ArgumentHelp(
+            "Only downloads in STATE: queued, running, paused, completed or failed (repeatable).",
+            valueName: "STATE"))
     var states: [DownloadState] = []
 
     @Flag(help: "One JSON object per download (NDJSON).")
@@ -94,7 +95,8 @@ struct DownloadSummary: Encodable {
         finalURL = snapshot.finalURL.flatMap { $0 == snapshot.url ? nil : $0.absoluteString }
         file = snapshot.file?.path
         state = snapshot.state.rawValue
-        receivedBytes = snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
+        receivedBytes =
+            snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
         totalBytes = snapshot.totalBytes
         connections = snapshot.options.connections
         checksum = snapshot.options.checksum?.description

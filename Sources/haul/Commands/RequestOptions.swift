@@ -64,7 +64,8 @@ struct RequestOptions: ParsableArguments {
         if let inputFile { lines += try Self.readInputFile(inputFile) }
         let base = directory.map { URL(fileURLWithPath: $0) }
         return try lines.map { text, out, line in
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme),
                 url.host?.isEmpty == false
             else {
                 let place = line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
@@ -83,7 +84,9 @@ struct RequestOptions: ParsableArguments {
     static func readInputFile(_ path: String) throws -> [(text: String, out: String?, line: Int?)] {
         let data = try inputs.withLock { inputs in
             if let known = inputs[path] { return known }
-            let read = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            let read =
+                path == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
             guard let read else {
                 throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
             }
@@ -101,7 +104,8 @@ struct RequestOptions: ParsableArguments {
             var out: String?
             for word in words.dropFirst() {
                 guard word.hasPrefix("out="), word.count > 4 else {
-                    throw ValidationError("\(path) line \(number + 1): unknown '\(word)'; only 'out=NAME' may follow the URL")
+                    throw ValidationError(
+                        "\(path) line \(number + 1): unknown '\(word)'; only 'out=NAME' may follow the URL")
                 }
                 out = String(word.dropFirst(4))
             }

@@ -22,7 +22,8 @@ struct TransferOptions: ParsableArguments {
             valueName: "SECONDS"))
     var retryMaxTime: Double?
 
-    @Option(help: ArgumentHelp("Seconds without data before a connection is dropped and resumed.", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp("Seconds without data before a connection is dropped and resumed.", valueName: "SECONDS"))
     var timeout: Double = 30
 
     @Option(
@@ -47,7 +48,9 @@ struct TransferOptions: ParsableArguments {
     static let longestSeconds: Double = 7 * 24 * 3600
 
     func validate() throws {
-        if !(1...1000).contains(jobs) { throw ValidationError("-j/--jobs must be at least 1 and at most 1000, got \(jobs)") }
+        if !(1...1000).contains(jobs) {
+            throw ValidationError("-j/--jobs must be at least 1 and at most 1000, got \(jobs)")
+        }
         if !(1...1000).contains(retries) {
             throw ValidationError("--retries must be at least 1 and at most 1000, got \(retries)")
         }

@@ -33,7 +33,8 @@ final class PlainOutput: SessionOutput {
         case .restarted(let reason):
             return "haul: #\(entry.id) starting over: \(reason.explanation)"
         case .retrying(let error, let attempt, let delay):
-            return "haul: #\(entry.id) retrying in \(ByteFormat.duration(delay.seconds)) (attempt \(attempt)): \(error.summary)"
+            return
+                "haul: #\(entry.id) retrying in \(ByteFormat.duration(delay.seconds)) (attempt \(attempt)): \(error.summary)"
         case .status(.completed(let file)):
             if entry.wasAlreadyComplete {
                 return "haul: #\(entry.id) \(file.path) is already complete (\(ByteFormat.size(entry.received)))"

@@ -71,8 +71,11 @@ final class TerminalOutput: SessionOutput {
     static func bars(for table: TransferTable, width: Int) -> [String] {
         let entries = table.all
         let running = entries.filter { $0.state == .running }
-        var lines = running.map { line(name: $0.name, received: $0.received, expected: $0.expected,
-                                      speed: $0.bytesPerSecond, connections: $0.connections, width: width) }
+        var lines = running.map {
+            line(
+                name: $0.name, received: $0.received, expected: $0.expected,
+                speed: $0.bytesPerSecond, connections: $0.connections, width: width)
+        }
         let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
         var parts = ["\(counts[.running] ?? 0) running"]
         if let queued = counts[.queued], queued > 0 { parts.append("\(queued) queued") }
@@ -82,11 +85,13 @@ final class TerminalOutput: SessionOutput {
         // Failed downloads count for nothing; a size still unknown makes the total unknown.
         let counted = entries.filter { $0.state != .failed }
         let received = counted.reduce(Int64(0)) { $0 + $1.received }
-        let expected = counted.allSatisfy { $0.expected != nil } ? counted.reduce(Int64(0)) { $0 + ($1.expected ?? 0) } : nil
+        let expected =
+            counted.allSatisfy { $0.expected != nil } ? counted.reduce(Int64(0)) { $0 + ($1.expected ?? 0) } : nil
         let speed = running.reduce(0) { $0 + $1.bytesPerSecond }
         lines.append(
-            line(name: "Total", received: received, expected: expected, speed: speed, connections: 0, width: width,
-                 note: "(" + parts.joined(separator: ", ") + ")"))
+            line(
+                name: "Total", received: received, expected: expected, speed: speed, connections: 0, width: width,
+                note: "(" + parts.joined(separator: ", ") + ")"))
         return lines
     }
 
@@ -133,7 +138,11 @@ final class TerminalOutput: SessionOutput {
         let other = entries.filter { $0.state != .failed && $0.state != .completed }
         let shown = Array(done.prefix(listedDone)) + failed + other
         let nameColumns = min(40, max(12, shown.map(\.name.count).max() ?? 12))
-        var text = "\n" + fit("  ID  " + fit("FILE", to: nameColumns) + "        SIZE      TIME     AVG SPEED  RESULT", to: width - 1, pad: false) + "\n"
+        var text =
+            "\n"
+            + fit(
+                "  ID  " + fit("FILE", to: nameColumns) + "        SIZE      TIME     AVG SPEED  RESULT", to: width - 1,
+                pad: false) + "\n"
         for entry in shown {
             let size = entry.state == .completed || entry.received > 0 ? ByteFormat.size(entry.received) : "-"
             let measured = !entry.wasAlreadyComplete && entry.state != .failed
@@ -146,7 +155,8 @@ final class TerminalOutput: SessionOutput {
             case .paused: result = "paused"
             case .queued, .running: result = "not finished"
             }
-            let row = String(entry.id.rawValue).leftPadded(to: 4) + "  " + fit(entry.name, to: nameColumns) + "  "
+            let row =
+                String(entry.id.rawValue).leftPadded(to: 4) + "  " + fit(entry.name, to: nameColumns) + "  "
                 + size.leftPadded(to: 10) + "  " + time.leftPadded(to: 8) + "  " + speed.leftPadded(to: 12) + "  "
                 + result
             text += fit(row, to: width - 1, pad: false) + "\n"

@@ -118,7 +118,8 @@ struct DownloadBasicsTests {
         let result: Result<URL, DownloadError> = await withCheckedContinuation { continuation in
             Task {
                 try await harness.manager.download(
-                    url, progress: { received, expected, fraction in
+                    url,
+                    progress: { received, expected, fraction in
                         #expect(expected == nil || expected == Int64(size))
                         #expect(received <= Int64(size))
                         #expect(fraction == nil || (0...1).contains(fraction!))

@@ -75,7 +75,10 @@ struct DownloadLifecycleTests {
     func remove() {
         var machine = Self.running(1)
         machine.add(2, priority: 0)
-        #expect(machine.remove([1, 2], deletingFiles: true) == [.forget([2], deletingFiles: true), .stop(1, .remove(deletingFile: true))])
+        #expect(
+            machine.remove([1, 2], deletingFiles: true) == [
+                .forget([2], deletingFiles: true), .stop(1, .remove(deletingFile: true)),
+            ])
         #expect(machine.jobEnded(1, .stopped) == [.forget([1], deletingFiles: true)])
         machine.forgotten([1, 2])
         #expect(machine.entries.isEmpty)

@@ -22,7 +22,8 @@ struct SchedulingTests {
         for await event in events {
             switch event.change {
             case .status(.running): running.insert(event.id)
-            case .status(.completed), .status(.failed): running.remove(event.id)
+            case .status(.completed), .status(.failed):
+                running.remove(event.id)
                 completed += 1
             default: break
             }
@@ -41,7 +42,9 @@ struct SchedulingTests {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 16 }
         let sizes = (0..<48).map { 4_096 + $0 * 97 }
         let ids = try await harness.manager.add(
-            contentsOf: sizes.enumerated().map { (harness.origin.serve("/small/\($0.offset).bin", size: $0.element), nil, .init()) })
+            contentsOf: sizes.enumerated().map {
+                (harness.origin.serve("/small/\($0.offset).bin", size: $0.element), nil, .init())
+            })
         for (id, size) in zip(ids, sizes) {
             expectContent(try await harness.manager.wait(for: id), size: size)
         }
@@ -61,7 +64,8 @@ struct SchedulingTests {
         let events = await harness.manager.events()
         let first = try await harness.manager.add(harness.origin.serve("/first.bin", size: 2_000_000))
         let low = try await harness.manager.add(harness.origin.serve("/low.bin", size: 1000))
-        let high = try await harness.manager.add(harness.origin.serve("/high.bin", size: 1000), options: .init(priority: 5))
+        let high = try await harness.manager.add(
+            harness.origin.serve("/high.bin", size: 1000), options: .init(priority: 5))
         try await harness.waitForProgress(first, atLeast: 1)
         #expect(await harness.manager.snapshot(low)?.state == .queued)
         try await harness.manager.pause(first)
@@ -82,7 +86,9 @@ struct SchedulingTests {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
         harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         var ids: [DownloadID] = []
-        for index in 0..<3 { ids.append(try await harness.manager.add(harness.origin.serve("/all\(index)", size: 1_500_000))) }
+        for index in 0..<3 {
+            ids.append(try await harness.manager.add(harness.origin.serve("/all\(index)", size: 1_500_000)))
+        }
         try await harness.waitForProgress(ids[0], atLeast: 1)
         await harness.manager.pauseAll()
         #expect(await harness.manager.snapshots(in: [.paused]).count == 3)
@@ -167,7 +173,8 @@ struct FileSafetyTests {
         harness.origin.serve("/download", resource)
         let id = try await harness.manager.add(URL(string: harness.origin.url("/download").absoluteString + "?id=3")!)
         let file = try await harness.manager.wait(for: id)
-        #expect(file.deletingLastPathComponent().standardizedFileURL.path == harness.directory.url.standardizedFileURL.path)
+        #expect(
+            file.deletingLastPathComponent().standardizedFileURL.path == harness.directory.url.standardizedFileURL.path)
         #expect(file.lastPathComponent == "evil.sh")
         expectContent(file, size: 1000)
         await harness.shutdown()

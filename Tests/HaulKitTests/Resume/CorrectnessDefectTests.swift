@@ -16,7 +16,9 @@ import Darwin
 /// bytes, a crash, a hang or a leak. One connection and four; one test at a time (see `FailurePolicyTests`).
 @Suite("Correctness defects", .serialized)
 struct CorrectnessDefectTests {
-    private func complete(_ harness: Harness, _ url: URL, connections: Int, to destination: DownloadDestination? = nil)
+    private func complete(
+        _ harness: Harness, _ url: URL, connections: Int, to destination: DownloadDestination? = nil
+    )
         async throws -> URL
     {
         let manager = harness.manager
@@ -46,8 +48,9 @@ struct CorrectnessDefectTests {
         await harness.shutdown()
     }
 
-    @Test("an empty resource is a valid download (416 bytes */0 to a range, or 200 with no body)",
-          arguments: [(1, false), (4, false), (1, true), (4, true)])
+    @Test(
+        "an empty resource is a valid download (416 bytes */0 to a range, or 200 with no body)",
+        arguments: [(1, false), (4, false), (1, true), (4, true)])
     func emptyFile(connections: Int, ignoresRange: Bool) async throws {
         let harness = try await Harness.make()
         let url = harness.origin.serve("/empty.txt", size: 0)
@@ -82,7 +85,8 @@ struct CorrectnessDefectTests {
     func duplicateDestinations() async throws {
         let harness = try await Harness.make()
         let file = DownloadDestination.file(harness.directory.file("same.bin"))
-        let a = harness.origin.url("/a"), b = harness.origin.url("/b")
+        let a = harness.origin.url("/a")
+        let b = harness.origin.url("/b")
         await #expect(throws: DownloadError.self) {
             try await harness.manager.add(contentsOf: [(a, file, .init()), (b, file, .init())])
         }
@@ -90,8 +94,9 @@ struct CorrectnessDefectTests {
         await harness.shutdown()
     }
 
-    @Test("a 250-byte server-chosen name fits with its .part.segments sibling, and remove deletes everything",
-          arguments: [1, 4])
+    @Test(
+        "a 250-byte server-chosen name fits with its .part.segments sibling, and remove deletes everything",
+        arguments: [1, 4])
     func longName(connections: Int) async throws {
         let harness = try await Harness.make { $0.minimumSegmentSize = 128 * 1024 }
         let name = String(repeating: "n", count: 246) + ".bin"
@@ -116,8 +121,9 @@ struct CorrectnessDefectTests {
         await harness.shutdown()
     }
 
-    @Test("a checkpoint whose sync fails (EIO) fails the download; the resume trusts only synced bytes",
-          arguments: [1, 4])
+    @Test(
+        "a checkpoint whose sync fails (EIO) fails the download; the resume trusts only synced bytes",
+        arguments: [1, 4])
     func syncFailure(connections: Int) async throws {
         let failures = FailOnce()
         let directory = TemporaryDirectory()
@@ -249,7 +255,8 @@ struct CorrectnessDefectTests {
     func privateState() async throws {
         let directory = TemporaryDirectory()
         let harness = try await Harness.make(directory: directory)
-        _ = try await harness.manager.add(harness.origin.url("/x"), options: .init(headers: [.init(name: "Authorization", value: "Bearer s3cret")]))
+        _ = try await harness.manager.add(
+            harness.origin.url("/x"), options: .init(headers: [.init(name: "Authorization", value: "Bearer s3cret")]))
         func mode(_ name: String) -> mode_t? {
             var info = stat()
             guard stat(directory.file(name).path, &info) == 0 else { return nil }
@@ -262,14 +269,15 @@ struct CorrectnessDefectTests {
         await harness.shutdown()
     }
 
-    @Test("credential headers are masked wherever they are shown",
-          arguments: [
+    @Test(
+        "credential headers are masked wherever they are shown",
+        arguments: [
             ("Authorization", "Bearer abc.def", "Authorization: Bearer ***"),
             ("Cookie", "session=1", "Cookie: ***"),
             ("X-Api-Key", "k", "X-Api-Key: ***"),
             ("X-Auth-Token", "t", "X-Auth-Token: ***"),
             ("Accept", "text/plain", "Accept: text/plain"),
-          ])
+        ])
     func maskedHeaders(name: String, value: String, shown: String) {
         #expect(HTTPHeaderField(name: name, value: value).description == shown)
     }
@@ -289,8 +297,9 @@ struct CorrectnessDefectTests {
         await harness.shutdown()
     }
 
-    @Test("a gzip body sent although identity was asked is decoded (resumed from 0 after a cut)",
-          arguments: [1, 4])
+    @Test(
+        "a gzip body sent although identity was asked is decoded (resumed from 0 after a cut)",
+        arguments: [1, 4])
     func unrequestedGzip(connections: Int) async throws {
         let harness = try await Harness.make { $0.minimumSegmentSize = 128 * 1024 }
         let size = 700_001

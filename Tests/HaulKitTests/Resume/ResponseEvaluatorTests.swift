@@ -20,22 +20,59 @@ struct ResponseEvaluatorTests {
         "response decisions",
         arguments: [
             // A fresh request: 200 or 206 from byte 0.
-            (head(200, length: 1000), fresh, nil, .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: nil)),
-            (head(206, length: 1000, range: "bytes 0-999/1000"), fresh, nil, .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: nil)),
+            (
+                head(200, length: 1000), fresh, nil,
+                .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: nil)
+            ),
+            (
+                head(206, length: 1000, range: "bytes 0-999/1000"), fresh, nil,
+                .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: nil)
+            ),
             // Resuming: the right 206 is written at its start.
-            (head(206, length: 600, range: "bytes 400-999/1000"), resume, recorded, .write(offset: 400, validator: recorded, restart: nil)),
+            (
+                head(206, length: 600, range: "bytes 400-999/1000"), resume, recorded,
+                .write(offset: 400, validator: recorded, restart: nil)
+            ),
             // 200 to a range request: same version → the server ignores ranges; new version → changed.
-            (head(200, length: 1000), resume, recorded, .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: .serverIgnoredRange)),
-            (head(200, length: 1000, etag: "\"v2\""), resume, recorded, .write(offset: 0, validator: .init(etag: "\"v2\"", totalBytes: 1000), restart: .resourceChanged)),
+            (
+                head(200, length: 1000), resume, recorded,
+                .write(offset: 0, validator: .init(etag: etag, totalBytes: 1000), restart: .serverIgnoredRange)
+            ),
+            (
+                head(200, length: 1000, etag: "\"v2\""), resume, recorded,
+                .write(offset: 0, validator: .init(etag: "\"v2\"", totalBytes: 1000), restart: .resourceChanged)
+            ),
             // 206 that does not fit: wrong start, other size, other ETag, no Content-Range, length disagreeing.
-            (head(206, length: 600, range: "bytes 401-1000/1001"), resume, recorded, .refetchFromStart(.resourceChanged, detail: "size 1000 became 1001")),
-            (head(206, length: 599, range: "bytes 401-999/1000"), resume, recorded, .refetchFromStart(.rangeMismatch, detail: "asked for bytes from 400, got bytes 401-999/1000")),
-            (head(206, length: 600, range: "bytes 400-999/1000", etag: "\"v2\""), resume, recorded, .refetchFromStart(.resourceChanged, detail: "ETag \"v1\" became \"v2\"")),
-            (head(206, length: 600), resume, recorded, .refetchFromStart(.rangeMismatch, detail: "206 without a usable Content-Range (none)")),
-            (head(206, length: 5, range: "bytes 400-999/1000"), resume, recorded, .refetchFromStart(.rangeMismatch, detail: "Content-Length 5 disagrees with Content-Range bytes 400-999/1000")),
+            (
+                head(206, length: 600, range: "bytes 401-1000/1001"), resume, recorded,
+                .refetchFromStart(.resourceChanged, detail: "size 1000 became 1001")
+            ),
+            (
+                head(206, length: 599, range: "bytes 401-999/1000"), resume, recorded,
+                .refetchFromStart(.rangeMismatch, detail: "asked for bytes from 400, got bytes 401-999/1000")
+            ),
+            (
+                head(206, length: 600, range: "bytes 400-999/1000", etag: "\"v2\""), resume, recorded,
+                .refetchFromStart(.resourceChanged, detail: "ETag \"v1\" became \"v2\"")
+            ),
+            (
+                head(206, length: 600), resume, recorded,
+                .refetchFromStart(.rangeMismatch, detail: "206 without a usable Content-Range (none)")
+            ),
+            (
+                head(206, length: 5, range: "bytes 400-999/1000"), resume, recorded,
+                .refetchFromStart(
+                    .rangeMismatch, detail: "Content-Length 5 disagrees with Content-Range bytes 400-999/1000")
+            ),
             // 416: complete when the size is where we are; otherwise the file changed.
-            (head(416, range: "bytes */500"), RangeRequest(start: 500, overlap: 0), nil, .alreadyComplete(totalBytes: 500)),
-            (head(416, range: "bytes */300"), resume, recorded, .refetchFromStart(.resourceChanged, detail: "416 for bytes from 400 (Content-Range: bytes */300)")),
+            (
+                head(416, range: "bytes */500"), RangeRequest(start: 500, overlap: 0), nil,
+                .alreadyComplete(totalBytes: 500)
+            ),
+            (
+                head(416, range: "bytes */300"), resume, recorded,
+                .refetchFromStart(.resourceChanged, detail: "416 for bytes from 400 (Content-Range: bytes */300)")
+            ),
             // Statuses.
             (head(503), fresh, nil, .retry(.httpStatus(503, reason: "R", url: "u"))),
             (head(429), fresh, nil, .retry(.httpStatus(429, reason: "R", url: "u"))),
@@ -44,8 +81,12 @@ struct ResponseEvaluatorTests {
             (head(403), fresh, nil, .fail(.httpStatus(403, reason: "R", url: "u"))),
             (head(204), fresh, nil, .fail(.malformedResponse("unexpected status 204 R for u"))),
         ] as [(ResponseHead, RangeRequest, ResourceValidator?, ResponseDecision)])
-    func decisions(_ head: ResponseHead, _ request: RangeRequest, _ recorded: ResourceValidator?, _ expected: ResponseDecision) {
-        #expect(ResponseEvaluator.evaluate(head, request: request, recorded: recorded, url: "u", policy: .restart) == expected)
+    func decisions(
+        _ head: ResponseHead, _ request: RangeRequest, _ recorded: ResourceValidator?, _ expected: ResponseDecision
+    ) {
+        #expect(
+            ResponseEvaluator.evaluate(head, request: request, recorded: recorded, url: "u", policy: .restart)
+                == expected)
     }
 
     @Test("with the fail policy, a changed file fails instead of restarting")

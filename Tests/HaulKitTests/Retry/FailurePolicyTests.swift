@@ -104,8 +104,9 @@ struct FailurePolicyTests {
         await harness.shutdown()
     }
 
-    @Test("bytes on any segment reset the count: every response cut after 16-96 KiB still completes",
-          arguments: [1, 4])
+    @Test(
+        "bytes on any segment reset the count: every response cut after 16-96 KiB still completes",
+        arguments: [1, 4])
     func cutsEveryResponse(connections: Int) async throws {
         let harness = try await Harness.make {
             $0.retry.maxAttempts = 5
@@ -124,8 +125,9 @@ struct FailurePolicyTests {
         await harness.shutdown()
     }
 
-    @Test("a server whose ETag changes on every response is finished with the new copy it sends, never a livelock",
-          arguments: [1, 4])
+    @Test(
+        "a server whose ETag changes on every response is finished with the new copy it sends, never a livelock",
+        arguments: [1, 4])
     func rotatingETag(connections: Int) async throws {
         let harness = try await Harness.make { $0.minimumSegmentSize = 128 * 1024 }
         let size = 1024 * 1024 + 5
@@ -147,8 +149,9 @@ struct FailurePolicyTests {
         await harness.shutdown()
     }
 
-    @Test("restarts are capped: a server that always sends a broken 206 fails as unstable, with backoff",
-          arguments: [1, 4])
+    @Test(
+        "restarts are capped: a server that always sends a broken 206 fails as unstable, with backoff",
+        arguments: [1, 4])
     func restartsCapped(connections: Int) async throws {
         let harness = try await Harness.make { $0.retry.maxRestarts = 3 }
         let url = harness.origin.serve("/liar.bin", size: 1000)

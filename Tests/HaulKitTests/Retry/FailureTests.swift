@@ -7,7 +7,9 @@ import Testing
 @Suite("Failures and retries")
 struct FailureTests {
     /// Runs a download to its end and returns its error (nil when it completed).
-    private func outcome(_ harness: Harness, _ url: URL, options: DownloadOptions = .init()) async throws
+    private func outcome(
+        _ harness: Harness, _ url: URL, options: DownloadOptions = .init()
+    ) async throws
         -> DownloadError?
     {
         let id = try await harness.manager.add(url, options: options)
@@ -240,7 +242,8 @@ struct FailureTests {
         var hasher = AnyHasher(.sha256)
         bytes.withUnsafeBytes { hasher.update($0) }
         harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
-        let id = try await harness.manager.add(url, options: .init(checksum: try Checksum(.sha256, hex: hasher.finalize())))
+        let id = try await harness.manager.add(
+            url, options: .init(checksum: try Checksum(.sha256, hex: hasher.finalize())))
         try await harness.waitForProgress(id, atLeast: 300_000)
         try await harness.manager.pause(id)
         harness.origin.setFaults { $0.bytesPerSecond = nil }

@@ -19,9 +19,12 @@ struct RetryBudgetTests {
     @Test("backoff grows per attempt without progress")
     func backoffGrows() {
         var budget = RetryBudget(policy: Self.policy(), startingWith: 0, at: .zero)
-        let result1 = budget.failed(transient, bytes: 0, at: .seconds(0), random: 0); #expect(result1 == .retry(after: .seconds(1), attempt: 1))
-        let result2 = budget.failed(transient, bytes: 0, at: .seconds(1), random: 0); #expect(result2 == .retry(after: .seconds(2), attempt: 2))
-        let result3 = budget.failed(transient, bytes: 0, at: .seconds(3), random: 0); #expect(result3 == .retry(after: .seconds(4), attempt: 3))
+        let result1 = budget.failed(transient, bytes: 0, at: .seconds(0), random: 0)
+        #expect(result1 == .retry(after: .seconds(1), attempt: 1))
+        let result2 = budget.failed(transient, bytes: 0, at: .seconds(1), random: 0)
+        #expect(result2 == .retry(after: .seconds(2), attempt: 2))
+        let result3 = budget.failed(transient, bytes: 0, at: .seconds(3), random: 0)
+        #expect(result3 == .retry(after: .seconds(4), attempt: 3))
     }
 
     @Test("new bytes reset the count; bytes already had do not")
@@ -30,8 +33,10 @@ struct RetryBudgetTests {
         _ = budget.failed(transient, bytes: 100, at: .seconds(1), random: 0)
         _ = budget.failed(transient, bytes: 100, at: .seconds(2), random: 0)
         #expect(budget.attemptsWithoutProgress == 2)
-        let result4 = budget.failed(transient, bytes: 50, at: .seconds(3), random: 0); #expect(result4 == .retry(after: .seconds(4), attempt: 3))
-        let result5 = budget.failed(transient, bytes: 101, at: .seconds(4), random: 0); #expect(result5 == .retry(after: .seconds(1), attempt: 1))
+        let result4 = budget.failed(transient, bytes: 50, at: .seconds(3), random: 0)
+        #expect(result4 == .retry(after: .seconds(4), attempt: 3))
+        let result5 = budget.failed(transient, bytes: 101, at: .seconds(4), random: 0)
+        #expect(result5 == .retry(after: .seconds(1), attempt: 1))
         #expect(budget.lastProgress == .seconds(4))
     }
 
@@ -51,10 +56,13 @@ struct RetryBudgetTests {
     @Test("never sleeps past the time without progress, then gives up")
     func timeBound() {
         var budget = RetryBudget(policy: Self.policy(seconds: 10), startingWith: 0, at: .zero)
-        let result6 = budget.failed(transient, bytes: 0, at: .seconds(1), random: 0); #expect(result6 == .retry(after: .seconds(1), attempt: 1))
-        let result7 = budget.failed(transient, bytes: 0, at: .seconds(8), random: 0); #expect(result7 == .retry(after: .seconds(2), attempt: 2))
+        let result6 = budget.failed(transient, bytes: 0, at: .seconds(1), random: 0)
+        #expect(result6 == .retry(after: .seconds(1), attempt: 1))
+        let result7 = budget.failed(transient, bytes: 0, at: .seconds(8), random: 0)
+        #expect(result7 == .retry(after: .seconds(2), attempt: 2))
         // Four seconds would be due, two are left.
-        let result8 = budget.failed(transient, bytes: 0, at: .seconds(8), random: 0); #expect(result8 == .retry(after: .seconds(2), attempt: 3))
+        let result8 = budget.failed(transient, bytes: 0, at: .seconds(8), random: 0)
+        #expect(result8 == .retry(after: .seconds(2), attempt: 3))
         guard case .giveUp(let error) = budget.failed(transient, bytes: 0, at: .seconds(10), random: 0) else {
             Issue.record("expected to give up")
             return
@@ -72,23 +80,27 @@ struct RetryBudgetTests {
         }
         let soon = DownloadError.httpStatus(503, reason: "Busy", url: "u", retryAfter: .seconds(30))
         var other = RetryBudget(policy: Self.policy(seconds: 60), startingWith: 0, at: .zero)
-        let result9 = other.failed(soon, bytes: 0, at: .zero, random: 0); #expect(result9 == .retry(after: .seconds(30), attempt: 1))
+        let result9 = other.failed(soon, bytes: 0, at: .zero, random: 0)
+        #expect(result9 == .retry(after: .seconds(30), attempt: 1))
     }
 
     @Test("a final error ends at once")
     func finalError() {
         var budget = RetryBudget(policy: Self.policy(), startingWith: 0, at: .zero)
         let missing = DownloadError.httpStatus(404, reason: "Not Found", url: "u")
-        let result10 = budget.failed(missing, bytes: 0, at: .zero, random: 0); #expect(result10 == .giveUp(missing))
+        let result10 = budget.failed(missing, bytes: 0, at: .zero, random: 0)
+        #expect(result10 == .giveUp(missing))
     }
 
     @Test("restarts count as attempts and are capped as resourceUnstable")
     func restartsCapped() {
         var budget = RetryBudget(policy: Self.policy(restarts: 2), startingWith: 0, at: .zero)
         let changed = DownloadError.resourceChanged("ETag a became b")
-        let result11 = budget.restarted(because: changed, bytes: 10, at: .zero, random: 0); #expect(result11 == .retry(after: .seconds(1), attempt: 1))
+        let result11 = budget.restarted(because: changed, bytes: 10, at: .zero, random: 0)
+        #expect(result11 == .retry(after: .seconds(1), attempt: 1))
         // Re-fetched bytes below the furthest point are not progress.
-        let result12 = budget.restarted(because: changed, bytes: 5, at: .zero, random: 0); #expect(result12 == .retry(after: .seconds(2), attempt: 2))
+        let result12 = budget.restarted(because: changed, bytes: 5, at: .zero, random: 0)
+        #expect(result12 == .retry(after: .seconds(2), attempt: 2))
         guard case .giveUp(let error) = budget.restarted(because: changed, bytes: 10, at: .zero, random: 0) else {
             Issue.record("expected to give up")
             return

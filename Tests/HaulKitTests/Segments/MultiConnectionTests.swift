@@ -23,12 +23,17 @@ struct MultiConnectionTests {
         let id = try await harness.manager.add(url, options: .init(connections: 4))
         var mostConnections = 0
         for await event in events where event.id == id {
-            if case .progress(let progress) = event.change { mostConnections = max(mostConnections, progress.activeConnections) }
+            if case .progress(let progress) = event.change {
+                mostConnections = max(mostConnections, progress.activeConnections)
+            }
             if case .status(.completed(let file)) = event.change {
                 expectContent(file, size: size)
                 break
             }
-            if case .status(.failed(let error)) = event.change { Issue.record("failed: \(error)"); break }
+            if case .status(.failed(let error)) = event.change {
+                Issue.record("failed: \(error)")
+                break
+            }
         }
         #expect(harness.origin.peakResponses == 4)
         #expect(mostConnections >= 3)

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Segment board")
 struct SegmentBoardTests {
-    static func board(_ directory: TemporaryDirectory, verifying: Set<Int> = []) throws -> (SegmentBoard, SegmentJournal) {
+    static func board(
+        _ directory: TemporaryDirectory, verifying: Set<Int> = []
+    ) throws -> (SegmentBoard, SegmentJournal) {
         let journal = try SegmentJournal(path: directory.file("f.part.segments").path)
         let planner = SegmentPlanner(total: 4 << 20, done: 0, connections: 2, minimumSize: 1 << 20)
         return (SegmentBoard(planner: planner, journal: journal, generation: 7, verifying: verifying), journal)

@@ -109,15 +109,22 @@ struct SegmentPlannerTests {
         var steps = 0
         while !planner.isComplete {
             steps += 1
-            if steps > 100_000 { Issue.record("no progress"); return }
+            if steps > 100_000 {
+                Issue.record("no progress")
+                return
+            }
             while active.count < connections, let segment = planner.claim() {
                 active.append(segment.id)
                 // Connections ask for bounded ranges, or (sometimes) for the whole rest.
                 if random.next(upTo: 3) > 0 {
-                    planner.requesting(segment.id, through: min(segment.end, segment.next + Int64(random.next(upTo: 8_000_000)) + 1))
+                    planner.requesting(
+                        segment.id, through: min(segment.end, segment.next + Int64(random.next(upTo: 8_000_000)) + 1))
                 }
             }
-            guard !active.isEmpty else { Issue.record("work left but nothing claimable"); return }
+            guard !active.isEmpty else {
+                Issue.record("work left but nothing claimable")
+                return
+            }
             let pick = Int(random.next(upTo: UInt64(active.count)))
             let id = active[pick]
             let segment = try #require(planner.segment(id))

@@ -38,7 +38,9 @@ struct DownloadStoreTests {
         record.transfer.contentEncoding = "gzip"
         record.transfer.finalURL = "https://mirror.example.com/a.iso"
         record.transfer.finalizing = true
-        record.transfer.segments = [Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0)]
+        record.transfer.segments = [
+            Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0),
+        ]
         return record
     }
 
@@ -47,7 +49,10 @@ struct DownloadStoreTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
         let written = try store.insert(
-            [Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2", options: .init(priority: 7))])
+            [
+                Self.queued("http://a/1"), try Self.everyColumnSet(),
+                Self.queued("http://a/2", options: .init(priority: 7)),
+            ])
         #expect(written.map(\.id) == [1, 2, 3])
         #expect(try store.fetchAll() == written)
         #expect(try store.fetch(written[1].downloadID) == written[1])
@@ -58,8 +63,14 @@ struct DownloadStoreTests {
     @Test("dates are stored as the same text GRDB writes, without a DateFormatter")
     func dateText() {
         var generator = SystemRandomNumberGenerator()
-        let samples = [0, -1, 951_782_400.5, 1_709_164_800.999, 4_102_444_799.123, -2_208_988_800.25, 1_700_000_000.0004, 1_700_000_000.0006, 1_700_000_000.9996]
-            + (0..<500).map { _ in Double(Int64.random(in: -3_000_000_000_000...7_000_000_000_000, using: &generator)) / 1000 }
+        let samples =
+            [
+                0, -1, 951_782_400.5, 1_709_164_800.999, 4_102_444_799.123, -2_208_988_800.25, 1_700_000_000.0004,
+                1_700_000_000.0006, 1_700_000_000.9996,
+            ]
+            + (0..<500).map { _ in
+                Double(Int64.random(in: -3_000_000_000_000...7_000_000_000_000, using: &generator)) / 1000
+            }
         for seconds in samples {
             let date = Date(timeIntervalSince1970: seconds)
             #expect(DownloadRecordEncoder.text(date) == String.fromDatabaseValue(date.databaseValue), "\(seconds)")

@@ -81,5 +81,7 @@ func expectContent(
         return
     }
     let mismatch = TestContent.firstMismatch([UInt8](data), size: size, version: version)
-    #expect(mismatch == nil, "first wrong byte at \(mismatch ?? -1) of \(url.lastPathComponent)", sourceLocation: sourceLocation)
+    #expect(
+        mismatch == nil, "first wrong byte at \(mismatch ?? -1) of \(url.lastPathComponent)",
+        sourceLocation: sourceLocation)
 }

@@ -124,9 +124,13 @@ struct HeaderParsingTests {
 
     @Test("checksums parse as ALGO=HEX and reject bad input")
     func checksums() throws {
-        #expect(try Checksum(parsing: "sha256=" + String(repeating: "A", count: 64)).hex == String(repeating: "a", count: 64))
+        #expect(
+            try Checksum(parsing: "sha256=" + String(repeating: "A", count: 64)).hex
+                == String(repeating: "a", count: 64))
         #expect(try Checksum(parsing: "SHA-1:" + String(repeating: "0", count: 40)).algorithm == .sha1)
-        #expect(try Checksum(parsing: "md5=" + String(repeating: "f", count: 32)).description == "md5=" + String(repeating: "f", count: 32))
+        #expect(
+            try Checksum(parsing: "md5=" + String(repeating: "f", count: 32)).description == "md5="
+                + String(repeating: "f", count: 32))
         for bad in ["sha256=abc", "crc32=00000000", "sha256", "md5=" + String(repeating: "g", count: 32)] {
             #expect(throws: DownloadError.self) { try Checksum(parsing: bad) }
         }
@@ -134,7 +138,9 @@ struct HeaderParsingTests {
 
     @Test("request headers parse as 'Name: value' and reject injection")
     func headerFields() throws {
-        #expect(try HTTPHeaderField(parsing: "Authorization: Bearer x:y") == .init(name: "Authorization", value: "Bearer x:y"))
+        #expect(
+            try HTTPHeaderField(parsing: "Authorization: Bearer x:y")
+                == .init(name: "Authorization", value: "Bearer x:y"))
         for bad in ["NoColon", ": empty", "Bad Name: x", "X: a\r\nInjected: 1"] {
             #expect(throws: DownloadError.self) { try HTTPHeaderField(parsing: bad) }
         }
