@@ -8,6 +8,8 @@ import Foundation
 struct ChecksumFollower: Sendable {
     let algorithm: Checksum.Algorithm
     let state: TransferState
+    /// The clock the waits for more bytes sleep on (the tick clock).
+    let clock: any Clock<Duration>
     /// How long to wait when caught up with the writer.
     var idleWait: Duration = .milliseconds(5)
     static let readSize = 1 << 20
@@ -28,14 +30,14 @@ struct ChecksumFollower: Sendable {
             }
             guard let file = now.file, hashed < now.written else {
                 if now.finished, hashed == now.written { return hasher.finalize() }
-                try await Task.sleep(for: idleWait)
+                try await clock.sleep(for: idleWait)
                 continue
             }
             let count = Int(min(Int64(Self.readSize), now.written - hashed))
             let read = try file.read(into: &buffer, count: count, at: hashed)
             guard read == count else {
                 // Cut back while reading: the next turn sees the new generation.
-                try await Task.sleep(for: idleWait)
+                try await clock.sleep(for: idleWait)
                 continue
             }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(read))) }

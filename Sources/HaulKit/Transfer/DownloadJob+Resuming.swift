@@ -85,7 +85,6 @@ extension DownloadJob {
         let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
         let board = SegmentBoard(
             planner: planner, journal: journal, generation: record.transfer.generation, verifying: verifying)
-        self.board = board
         state.update {
             $0.board = board
             $0.received = planner.receivedBytes

@@ -23,7 +23,6 @@ extension DownloadJob {
             total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
         let board = SegmentBoard(
             planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
-        self.board = board
         state.update {
             $0.board = board
             $0.received = done
@@ -86,7 +85,6 @@ extension DownloadJob {
     /// Closes the plan and deletes its journal (the part file is complete, or is being cut back).
     mutating func dropSegments() throws(DownloadError) {
         board?.close()
-        board = nil
         state.update { $0.board = nil }
         record.transfer.segments = nil
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }

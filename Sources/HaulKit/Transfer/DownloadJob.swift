@@ -34,7 +34,7 @@ struct DownloadJob {
     /// The encoding the server applies unasked, once seen: later attempts go straight to the decoding client.
     var unrequestedEncoding: String?
     /// The plan while the download runs over several connections.
-    var board: SegmentBoard?
+    var board: SegmentBoard? { state.current.board }
     /// The failure policy of this run, shared with every connection and the monitor.
     let retrier: Retrier
     let stopwatch: Stopwatch
@@ -63,7 +63,7 @@ struct DownloadJob {
         let monitor = JobMonitor(id: id, state: state, environment: environment, retrier: retrier)
         let monitorTask = Task { await monitor.run() }
         let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
-            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state)
+            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
             return Task { try await follower.digest() }
         }
 
