@@ -7,12 +7,18 @@ import Testing
 
 @Suite("Schema")
 struct DownloadSchemaTests {
+    /// A state database made by the store, and a second connection to it.
+    static func migrated(in directory: TemporaryDirectory) throws -> (path: String, database: DatabaseQueue) {
+        let path = directory.file("haul.sqlite").path
+        _ = try SQLiteDownloadStore(path: path)
+        return (path, try DatabaseQueue(path: path))
+    }
+
     @Test("the migrations build exactly the table DownloadColumn defines: names, order and types")
     func migrationsMatchTheColumns() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("haul.sqlite").path
-        _ = try SQLiteDownloadStore(path: path)
-        let database = try DatabaseQueue(path: path)
+        let (_, database) = try Self.migrated(in: directory)
+        #expect(try database.read(DownloadSchema.mismatch) == nil)
         let columns = try database.read { db in
             try Row.fetchAll(db, sql: "PRAGMA table_info(download)").map { row -> String in
                 let name: String = row["name"]
@@ -37,9 +43,7 @@ struct DownloadSchemaTests {
     @Test("a database whose table differs from the definition is refused with the columns it has")
     func refusesAnotherShape() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("haul.sqlite").path
-        _ = try SQLiteDownloadStore(path: path)
-        let database = try DatabaseQueue(path: path)
+        let (path, database) = try Self.migrated(in: directory)
         try database.write { db in try db.execute(sql: "ALTER TABLE download DROP COLUMN segments") }
         try database.close()
         #expect {
