@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "HaulKit", targets: ["HaulKit"]),
+        .library(name: "HaulServer", targets: ["HaulServer"]),
         .executable(name: "haul", targets: ["haul"]),
     ],
     dependencies: [
@@ -22,6 +23,10 @@ let package = Package(
         // Already under AsyncHTTPClient; named for its decompression errors (a corrupt body from a server that
         // compressed although asked not to).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // The daemon (`haul serve`): HTTP, WebSocket, and the service group that shuts it down on a signal.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The engine: transport, storage, engine, scheduling. No CLI or server dependency.
@@ -40,11 +45,24 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The `haul` command-line tool: a thin adapter over HaulKit's public API.
+        // The daemon: aria2's JSON-RPC over HTTP and WebSocket on Hummingbird. The library does not depend on it.
+        .target(
+            name: "HaulServer",
+            dependencies: [
+                "HaulKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The `haul` command-line tool: a thin adapter over HaulKit's public API (and HaulServer for `haul serve`).
         .executableTarget(
             name: "haul",
             dependencies: [
                 "HaulKit",
+                "HaulServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -56,6 +74,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HaulServerTests",
+            dependencies: [
+                "HaulServer", "HaulKit", "HaulTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),

@@ -20,6 +20,8 @@ struct Haul: AsyncParsableCommand {
             3 checksum mismatch, 4 disk or file-system error, 64 usage error, 130 interrupted.
             """,
         version: HaulVersion.current,
-        subcommands: [Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self]
+        subcommands: [
+            Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Serve.self,
+        ]
     )
 }

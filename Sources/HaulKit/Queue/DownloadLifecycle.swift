@@ -95,7 +95,7 @@ struct DownloadLifecycle: Sendable {
         var adopted: Bool
     }
 
-    let rules: Rules
+    private(set) var rules: Rules
     private(set) var entries: [DownloadID: Entry] = [:]
     private var queue = DownloadQueue()
     /// Jobs running (or being started) here.
@@ -283,7 +283,7 @@ struct DownloadLifecycle: Sendable {
             set(id, Phase(recorded: state))
             return []
         }
-        entries[id]?.priority = priority
+        setPriority(priority, of: id)
         switch (entry.phase, state) {
         case (.runningHere(let stopping), .paused) where stopping == nil:
             set(id, .runningHere(stopping: .pause))
@@ -329,6 +329,20 @@ struct DownloadLifecycle: Sendable {
         case let state?:
             return self.recorded(id, state, priority: priority)
         }
+    }
+
+    /// Changes how many downloads run at once; more start at the next ``schedule()``. Running jobs beyond a lower
+    /// limit finish; none is stopped.
+    mutating func setMaxConcurrentDownloads(_ count: Int) {
+        rules.maxConcurrentDownloads = max(1, count)
+    }
+
+    /// Changes a download's priority: its place in the run queue whenever it is queued.
+    mutating func setPriority(_ priority: Int, of id: DownloadID) {
+        guard let entry = entries[id], entry.priority != priority else { return }
+        entries[id]?.priority = priority
+        queue.remove(id)
+        set(id, entry.phase)
     }
 
     /// Stops every job here for shutdown; no download starts afterwards.

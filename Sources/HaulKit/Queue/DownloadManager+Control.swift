@@ -79,6 +79,28 @@ extension DownloadManager {
         jobs[id]?.limiter.setLimit(bytesPerSecond)
     }
 
+    /// Changes a download's priority (higher starts first; equal priorities start in the order added).
+    public func setPriority(_ priority: Int, for id: DownloadID) throws(DownloadError) {
+        var record = try existing(id)
+        guard record.options.priority != priority else { return }
+        record.options.priority = priority
+        record.updatedAt = Date()
+        records[id] = record
+        try store.saveSettings(record)
+        lifecycle.setPriority(priority, of: id)
+    }
+
+    /// Changes how many downloads run at once (at least 1). A higher number starts queued downloads at once; a lower
+    /// one lets running downloads finish.
+    public func setMaxConcurrentDownloads(_ count: Int) throws(DownloadError) {
+        guard count >= 1 else { throw .invalidRequest("maxConcurrentDownloads must be at least 1, got \(count)") }
+        lifecycle.setMaxConcurrentDownloads(count)
+        schedule()
+    }
+
+    /// How many downloads run at once now.
+    public var maxConcurrentDownloads: Int { lifecycle.rules.maxConcurrentDownloads }
+
     /// Changes the cap on all downloads together (bytes per second, nil for none), also while they run.
     public func setGlobalSpeedLimit(_ bytesPerSecond: Int64?) throws(DownloadError) {
         if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }

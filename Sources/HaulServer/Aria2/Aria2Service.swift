@@ -1,0 +1,364 @@
+import Foundation
+import HaulKit
+
+/// aria2's RPC methods over a ``DownloadManager``: what aria2p, AriaNg and other aria2 clients call.
+///
+/// Haul's states map onto aria2's (running → active, queued → waiting, failed → error, completed → complete).
+/// aria2 keeps a removed download's result until it is purged; so does the service, in memory (the download itself
+/// is gone from Haul's database at once). Every method answers with the manager's state after it took effect: once
+/// `pauseAll` returns, no download reads as active.
+public actor Aria2Service {
+    /// aria2's version as reported by `getVersion` (clients compare it); Haul's own version is reported beside it.
+    public static let aria2Version = "1.37.0"
+
+    /// Every method `system.listMethods` reports.
+    public static let methods = [
+        "aria2.addUri", "aria2.addTorrent", "aria2.addMetalink", "aria2.remove", "aria2.forceRemove", "aria2.pause",
+        "aria2.pauseAll", "aria2.forcePause", "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll",
+        "aria2.tellStatus", "aria2.getUris", "aria2.getFiles", "aria2.getPeers", "aria2.getServers",
+        "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.changePosition", "aria2.changeUri",
+        "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
+        "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
+        "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
+        "system.listMethods", "system.listNotifications", "haul.subscribe",
+    ]
+
+    /// Every notification `system.listNotifications` reports.
+    public static let notifications = [
+        "aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadStop", "aria2.onDownloadComplete",
+        "aria2.onDownloadError", "aria2.onBtDownloadComplete",
+    ]
+
+    let manager: DownloadManager
+    let jail: DownloadDirectoryJail
+    let sessionID: String
+    /// Asked to stop the daemon (`shutdown`, `forceShutdown`); called once the answer is on its way.
+    let requestShutdown: @Sendable () -> Void
+    /// Downloads removed through RPC: aria2 reports them `removed` until the result is purged.
+    var removed: [GID: RemovedResult] = [:]
+
+    struct RemovedResult {
+        var snapshot: DownloadSnapshot
+        var at: Date
+    }
+
+    public init(manager: DownloadManager, downloadDirectory: URL, requestShutdown: @escaping @Sendable () -> Void) {
+        self.manager = manager
+        jail = DownloadDirectoryJail(root: downloadDirectory)
+        sessionID = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        self.requestShutdown = requestShutdown
+    }
+
+    /// Calls `method` with `params` (without the token).
+    public func call(_ method: String, _ params: [JSONValue]) async throws(RPCError) -> JSONValue {
+        let params = Parameters(params)
+        switch method {
+        case "aria2.addUri": return try await addUri(params)
+        case "aria2.addTorrent", "aria2.addMetalink":
+            throw .failed("Haul downloads over HTTP and HTTPS only: BitTorrent and Metalink are not supported")
+        case "aria2.remove", "aria2.forceRemove": return try await remove(params)
+        case "aria2.pause", "aria2.forcePause": return try await pause(params)
+        case "aria2.pauseAll", "aria2.forcePauseAll":
+            await manager.pauseAll()
+            return "OK"
+        case "aria2.unpause": return try await unpause(params)
+        case "aria2.unpauseAll":
+            try? await manager.resume(await manager.ids(in: [.paused]))
+            return "OK"
+        case "aria2.tellStatus": return try await tellStatus(params)
+        case "aria2.getUris": return .array([Aria2Status.uri(try await snapshot(params.gid(0)))])
+        case "aria2.getFiles": return try await getFiles(params)
+        case "aria2.getPeers": return .array([])
+        case "aria2.getServers": return try await getServers(params)
+        case "aria2.tellActive": return try await tellActive(params)
+        case "aria2.tellWaiting": return try await tellWaiting(params)
+        case "aria2.tellStopped": return try await tellStopped(params)
+        case "aria2.changePosition": return try await changePosition(params)
+        case "aria2.changeUri":
+            throw .failed("changeUri is not supported: a Haul download has one URL; remove it and add the new URL")
+        case "aria2.getOption": return try await getOption(params)
+        case "aria2.changeOption": return try await changeOption(params)
+        case "aria2.getGlobalOption": return await globalOptions()
+        case "aria2.changeGlobalOption": return try await changeGlobalOption(params)
+        case "aria2.getGlobalStat": return await globalStat()
+        case "aria2.purgeDownloadResult": return await purgeDownloadResults()
+        case "aria2.removeDownloadResult": return try await removeDownloadResult(params)
+        case "aria2.getVersion":
+            return [
+                "version": .string(Self.aria2Version), "haulVersion": .string(HaulVersion.current),
+                "enabledFeatures": ["GZip", "HTTPS", "Message Digest"],
+            ]
+        case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)]
+        case "aria2.shutdown", "aria2.forceShutdown":
+            requestShutdown()
+            return "OK"
+        case "aria2.saveSession":
+            // Every change is in the state database the moment it happens.
+            return "OK"
+        case "system.listMethods": return .array(Self.methods.map(JSONValue.string))
+        case "system.listNotifications": return .array(Self.notifications.map(JSONValue.string))
+        case "haul.subscribe": throw .failed("haul.subscribe needs a WebSocket session at /jsonrpc")
+        default: throw .methodNotFound
+        }
+    }
+
+    // MARK: - Adding
+
+    private func addUri(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        guard let uris = params.values.first?.arrayValue?.compactMap(\.stringValue), !uris.isEmpty else {
+            throw .failed("addUri expects a non-empty array of URIs")
+        }
+        guard uris.count == 1 else {
+            throw .failed("Haul downloads each file from one URL: add \(uris.count) URIs as separate downloads")
+        }
+        guard let url = URL(string: uris[0]) else { throw .failed("'\(uris[0])' is not a URL") }
+        let given = params.values.count > 1 ? (params.values[1].objectValue ?? [:]) : [:]
+        var options = DownloadOptions()
+        var directory: String?
+        var out: String?
+        var startPaused = false
+        var split: Int?
+        var perServer: Int?
+        for (name, value) in given {
+            if name == "header" {
+                options.headers += try Aria2Options.headers(value)
+                continue
+            }
+            let text = try Aria2Options.text(value, option: name)
+            switch name {
+            case "dir": directory = text
+            case "out": out = text
+            case "split": split = try Aria2Options.integer(text, option: name, in: 1...32)
+            case "max-connection-per-server": perServer = try Aria2Options.integer(text, option: name, in: 1...32)
+            case "max-download-limit": options.speedLimit = try Aria2Options.speed(text, option: name)
+            case "checksum": options.checksum = try Aria2Options.checksum(text)
+            case "pause": startPaused = try Aria2Options.boolean(text, option: name)
+            default:
+                // Options Haul has no use for (BitTorrent, FTP, allocation…) are accepted and ignored, as clients
+                // send their whole option set.
+                continue
+            }
+        }
+        options.connections = min(split ?? perServer ?? 1, perServer ?? 32)
+        let folder = try jail.directory(directory)
+        let destination: DownloadDestination =
+            if let out { .file(try jail.file(out, in: folder)) } else { .directory(folder) }
+        let id: DownloadID
+        do {
+            id = try await manager.add(url, to: destination, options: options)
+            if startPaused { try await manager.pause(id) }
+        } catch {
+            throw .failed(error.summary)
+        }
+        if let position = params.integer(2) {
+            _ = try await move(GID(id), to: Int(position))
+        }
+        return .string(GID(id).description)
+    }
+
+    // MARK: - Control
+
+    private func remove(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let gid = try await params.gid(0, among: knownGIDs())
+        guard let snapshot = await manager.snapshot(gid.id), snapshot.state != .completed, snapshot.state != .failed
+        else {
+            throw .failed("Active Download not found for GID#\(gid)")
+        }
+        do {
+            try await manager.remove(gid.id)
+        } catch {
+            throw .failed(error.summary)
+        }
+        removed[gid] = RemovedResult(snapshot: snapshot, at: Date())
+        return .string(gid.description)
+    }
+
+    private func pause(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let gid = try await params.gid(0, among: knownGIDs())
+        guard let state = await manager.state(of: gid.id), state == .running || state == .queued else {
+            throw .failed("GID#\(gid) cannot be paused now")
+        }
+        do {
+            try await manager.pause(gid.id)
+        } catch {
+            throw .failed(error.summary)
+        }
+        return .string(gid.description)
+    }
+
+    private func unpause(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let gid = try await params.gid(0, among: knownGIDs())
+        guard await manager.state(of: gid.id) == .paused else { throw .failed("GID#\(gid) cannot be unpaused now") }
+        do {
+            try await manager.resume(gid.id)
+        } catch {
+            throw .failed(error.summary)
+        }
+        return .string(gid.description)
+    }
+
+    private func changePosition(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let gid = try await params.gid(0, among: knownGIDs())
+        guard let offset = params.integer(1) else { throw .failed("changePosition expects a position") }
+        let waiting = await waitingOrder().map(\.id)
+        guard let current = waiting.firstIndex(of: gid.id) else {
+            throw .failed("GID#\(gid) not found in the waiting queue.")
+        }
+        let target: Int
+        switch params.string(2) {
+        case "POS_SET": target = Int(offset)
+        case "POS_CUR": target = current + Int(offset)
+        case "POS_END": target = waiting.count - 1 + Int(offset)
+        default: throw .failed("changePosition's third parameter must be POS_SET, POS_CUR or POS_END")
+        }
+        return .integer(Int64(try await move(gid, to: target)))
+    }
+
+    /// Moves a waiting download to `position` in the waiting list (clamped) by choosing its priority; returns the
+    /// position it reached.
+    func move(_ gid: GID, to position: Int) async throws(RPCError) -> Int {
+        var order = await waitingOrder()
+        guard let index = order.firstIndex(where: { $0.id == gid.id }) else { return 0 }
+        let moving = order.remove(at: index)
+        let target = max(0, min(position, order.count))
+        let before = target > 0 ? order[target - 1] : nil
+        let after = target < order.count ? order[target] : nil
+        // Queue order: higher priority first, then lower id. Find a priority that lands between the neighbours.
+        func fits(_ priority: Int) -> Bool {
+            let afterBefore = before.map { priority < $0.priority || (priority == $0.priority && gid.id > $0.id) }
+            let beforeAfter = after.map { priority > $0.priority || (priority == $0.priority && gid.id < $0.id) }
+            return (afterBefore ?? true) && (beforeAfter ?? true)
+        }
+        let candidates =
+            [after?.priority, after.map { $0.priority + 1 }, before?.priority, before.map { $0.priority - 1 }]
+            .compactMap { $0 } + [moving.priority]
+        do {
+            if let priority = candidates.first(where: fits) {
+                try await manager.setPriority(priority, for: gid.id)
+            } else {
+                // No single priority fits between equal neighbours: number the whole waiting list.
+                order.insert(moving, at: target)
+                for (rank, entry) in order.enumerated() {
+                    try await manager.setPriority(order.count - rank, for: entry.id)
+                }
+            }
+        } catch {
+            throw .failed(error.summary)
+        }
+        return await waitingOrder().firstIndex { $0.id == gid.id } ?? target
+    }
+
+    // MARK: - Options
+
+    private func getOption(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let snapshot = try await snapshot(params.gid(0))
+        var options: [String: JSONValue] = [
+            "dir": .string(Aria2Status.directory(of: snapshot, downloadDirectory: jail.root)),
+            "split": .string(String(snapshot.options.connections)),
+            "max-connection-per-server": .string(String(snapshot.options.connections)),
+            "max-download-limit": .string(Aria2Options.speedText(snapshot.options.speedLimit)),
+        ]
+        if let file = snapshot.file { options["out"] = .string(file.lastPathComponent) }
+        if let checksum = snapshot.options.checksum { options["checksum"] = .string(checksum.description) }
+        if !snapshot.options.headers.isEmpty {
+            options["header"] = .array(snapshot.options.headers.map { .string("\($0.name): \($0.displayValue)") })
+        }
+        return .object(options)
+    }
+
+    private func changeOption(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let gid = try await params.gid(0, among: knownGIDs())
+        let changes = params.values.count > 1 ? (params.values[1].objectValue ?? [:]) : [:]
+        for (name, value) in changes {
+            let text = try Aria2Options.text(value, option: name)
+            switch name {
+            case "max-download-limit":
+                do {
+                    try await manager.setSpeedLimit(try Aria2Options.speed(text, option: name), for: gid.id)
+                } catch let error as RPCError {
+                    throw error
+                } catch let error as DownloadError {
+                    throw .failed(error.summary)
+                } catch {
+                    throw .failed("\(error)")
+                }
+            default:
+                throw .failed("\(name) option cannot be changed in Haul (max-download-limit can)")
+            }
+        }
+        return "OK"
+    }
+
+    private func globalOptions() async -> JSONValue {
+        let configuration = manager.configuration
+        return [
+            "dir": .string(jail.root.path),
+            "max-concurrent-downloads": .string(String(await manager.maxConcurrentDownloads)),
+            "max-overall-download-limit": .string(Aria2Options.speedText(await manager.globalSpeedLimit)),
+            "max-connection-per-server": .string(String(configuration.maxConnectionsPerHost)),
+            "split": "1",
+            "user-agent": .string(configuration.userAgent),
+            "continue": "true",
+        ]
+    }
+
+    private func changeGlobalOption(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let changes = params.values.first?.objectValue ?? [:]
+        for (name, value) in changes {
+            let text = try Aria2Options.text(value, option: name)
+            do {
+                switch name {
+                case "max-overall-download-limit":
+                    try await manager.setGlobalSpeedLimit(try Aria2Options.speed(text, option: name))
+                case "max-concurrent-downloads":
+                    try await manager.setMaxConcurrentDownloads(
+                        try Aria2Options.integer(text, option: name, in: 1...1000))
+                default:
+                    throw RPCError.failed(
+                        "\(name) option cannot be changed in Haul (max-overall-download-limit and "
+                            + "max-concurrent-downloads can)")
+                }
+            } catch let error as RPCError {
+                throw error
+            } catch let error as DownloadError {
+                throw .failed(error.summary)
+            } catch {
+                throw .failed("\(error)")
+            }
+        }
+        return "OK"
+    }
+}
+
+/// The positional parameters of a call.
+struct Parameters {
+    let values: [JSONValue]
+
+    init(_ values: [JSONValue]) { self.values = values }
+
+    func string(_ index: Int) -> String? {
+        index < values.count ? values[index].stringValue : nil
+    }
+
+    func integer(_ index: Int) -> Int64? {
+        guard index < values.count else { return nil }
+        if let number = values[index].integerValue { return number }
+        return values[index].stringValue.flatMap { Int64($0) }
+    }
+
+    /// The GID text at `index`.
+    func gid(_ index: Int) throws(RPCError) -> String {
+        guard let text = string(index) else { throw .failed("a GID is expected as parameter \(index + 1)") }
+        return text
+    }
+
+    /// The GID at `index` resolved among `known` (a whole GID or a unique prefix).
+    func gid(_ index: Int, among known: [GID]) throws(RPCError) -> GID {
+        try GID.resolve(try gid(index), among: known)
+    }
+
+    /// The `keys` filter at `index` (empty: every key).
+    func keys(_ index: Int) -> [String] {
+        index < values.count ? (values[index].arrayValue ?? []).compactMap(\.stringValue) : []
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import HaulKit
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// `haul serve`: a ``DownloadManager`` behind aria2's JSON-RPC, over HTTP (`POST` and `GET /jsonrpc`) and a
+/// WebSocket at `/jsonrpc` that also carries aria2's notifications.
+public struct HaulDaemon: Sendable {
+    /// How the daemon listens and whom it lets in.
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 picks a free port (tests).
+        public var port = 6800
+        /// Every RPC call must carry `token:<secret>`.
+        public var secret: String
+        /// Web pages on these origins may call the daemon (CORS) and open its WebSocket.
+        public var allowedOrigins: [String] = []
+        /// How long a request that failed authentication waits before its answer (aria2 waits too).
+        public var unauthorizedDelay: Duration = .seconds(1)
+        /// The largest request body accepted.
+        public var maxRequestBytes = 16 << 20
+
+        public init(secret: String) { self.secret = secret }
+
+        /// Whether `host` is reachable only from this machine.
+        public static func isLoopback(_ host: String) -> Bool {
+            ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) || host.hasPrefix("127.")
+        }
+    }
+
+    public let configuration: Configuration
+    public let manager: DownloadManager
+    let service: Aria2Service
+    let hub: NotificationHub
+    let policy: OriginPolicy
+    let logger: Logger
+    private let shutdownTrigger = ShutdownTrigger()
+
+    /// Refuses a configuration that would expose the daemon: a non-loopback host needs a secret the user chose.
+    public init(
+        configuration: Configuration, manager: DownloadManager, secretWasGiven: Bool = true,
+        logger: Logger = Logger(label: "haul.serve")
+    ) throws(DownloadError) {
+        if !Configuration.isLoopback(configuration.host), !secretWasGiven {
+            throw .invalidRequest(
+                "listening on \(configuration.host) reaches other machines: give --secret or --secret-file too")
+        }
+        guard !configuration.secret.isEmpty else { throw .invalidRequest("the RPC secret must not be empty") }
+        self.configuration = configuration
+        self.manager = manager
+        self.logger = logger
+        let trigger = shutdownTrigger
+        service = Aria2Service(
+            manager: manager, downloadDirectory: manager.configuration.downloadDirectory,
+            requestShutdown: { trigger.fire() })
+        hub = NotificationHub(logger: logger)
+        policy = OriginPolicy(allowed: configuration.allowedOrigins)
+    }
+
+    /// Runs until SIGTERM or SIGINT (or an RPC `shutdown`), then checkpoints every download and returns.
+    /// `onListening` is called with the port once the server accepts connections.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let application = makeApplication(onListening: onListening)
+        let relay = Task { [hub, manager] in await hub.relay(await manager.events()) }
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        shutdownTrigger.set { Task { await group.triggerGracefulShutdown() } }
+        defer { relay.cancel() }
+        try await group.run()
+        await manager.shutdown()
+    }
+
+    /// The application, for `run()` and for in-process tests.
+    public func makeApplication(
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    )
+        -> some ApplicationProtocol
+    {
+        let router = Router()
+        let handler = RequestHandler(daemon: self)
+        router.post("/jsonrpc") { request, _ in try await handler.post(request) }
+        router.get("/jsonrpc") { request, _ in try await handler.get(request) }
+        router.on("/jsonrpc", method: .options) { request, _ in handler.preflight(request) }
+        let daemon = self
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade { request, _, _ in
+                guard request.path?.split(separator: "?").first == "/jsonrpc",
+                    daemon.policy.permits(origin: request.headerFields[.origin], host: request.authority)
+                else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await WebSocketSession(daemon: daemon).run(inbound: inbound, outbound: outbound)
+                }
+            },
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "Haul/\(HaulVersion.current)"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// The dispatcher every transport answers with; `subscribe` handles `haul.subscribe` for a WebSocket session.
+    func dispatcher(subscribe: (@Sendable () async -> Void)? = nil) -> RPCDispatcher {
+        let service = service
+        return RPCDispatcher(secret: configuration.secret) { method, params throws(RPCError) in
+            if method == "haul.subscribe", let subscribe {
+                await subscribe()
+                return "OK"
+            }
+            return try await service.call(method, params)
+        }
+    }
+}
+
+/// Fires the daemon's graceful shutdown from an RPC call, once the group that runs it exists.
+final class ShutdownTrigger: Sendable {
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+    private let fired = Mutex(false)
+
+    func set(_ action: @escaping @Sendable () -> Void) {
+        self.action.withLock { $0 = action }
+        if fired.withLock({ $0 }) { action() }
+    }
+
+    func fire() {
+        fired.withLock { $0 = true }
+        action.withLock { $0 }?()
+    }
+}

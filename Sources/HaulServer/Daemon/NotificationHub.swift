@@ -1,0 +1,88 @@
+import Foundation
+import HaulKit
+import HummingbirdWebSocket
+import Logging
+
+/// The WebSocket sessions of the daemon and what they are told: aria2's notifications for every session, and
+/// Haul's progress feed (`haul.onDownloadProgress`, at most 4 a second per download) for sessions that asked for it
+/// with `haul.subscribe`.
+public actor NotificationHub {
+    private struct Session {
+        let outbound: WebSocketOutboundWriter
+        var subscribed = false
+    }
+
+    private var sessions: [UUID: Session] = [:]
+    private var lastProgress: [DownloadID: ContinuousClock.Instant] = [:]
+    private let logger: Logger
+    /// Progress notifications per download are at least this far apart.
+    static let progressSpacing = Duration.milliseconds(250)
+
+    public init(logger: Logger) { self.logger = logger }
+
+    func open(_ outbound: WebSocketOutboundWriter) -> UUID {
+        let id = UUID()
+        sessions[id] = Session(outbound: outbound)
+        return id
+    }
+
+    func close(_ id: UUID) { sessions[id] = nil }
+
+    func subscribe(_ id: UUID) { sessions[id]?.subscribed = true }
+
+    /// Sessions open now (for tests and the start-up line).
+    public var count: Int { sessions.count }
+
+    /// Follows the manager's events until the stream ends, turning them into notifications.
+    public func relay(_ events: AsyncStream<DownloadEvent>) async {
+        for await event in events {
+            let gid = GID(event.id).description
+            switch event.change {
+            case .status(let status):
+                guard let method = Self.notification(for: status) else { continue }
+                await broadcast(method, ["gid": .string(gid)], subscribedOnly: false)
+            case .progress(let progress):
+                let now = ContinuousClock.now
+                if let last = lastProgress[event.id], last.duration(to: now) < Self.progressSpacing { continue }
+                lastProgress[event.id] = now
+                var fields: [String: JSONValue] = [
+                    "gid": .string(gid), "completedLength": .string(String(progress.receivedBytes)),
+                    "totalLength": .string(String(progress.expectedBytes ?? 0)),
+                    "downloadSpeed": .string(String(Int64(progress.bytesPerSecond))),
+                    "connections": .string(String(progress.activeConnections)),
+                ]
+                if let eta = progress.estimatedTimeRemaining {
+                    fields["eta"] = .string(String(Int64(eta.components.seconds)))
+                }
+                await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true)
+            case .added, .restarted, .retrying:
+                continue
+            }
+        }
+    }
+
+    /// aria2's notification for a change of state.
+    static func notification(for status: DownloadStatus) -> String? {
+        switch status {
+        case .running: "aria2.onDownloadStart"
+        case .paused: "aria2.onDownloadPause"
+        case .completed: "aria2.onDownloadComplete"
+        case .failed: "aria2.onDownloadError"
+        case .removed: "aria2.onDownloadStop"
+        case .queued: nil
+        }
+    }
+
+    private func broadcast(_ method: String, _ event: JSONValue, subscribedOnly: Bool) async {
+        let text: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": [event]]
+        let message = text.jsonText
+        for (id, session) in sessions where !subscribedOnly || session.subscribed {
+            do {
+                try await session.outbound.write(.text(message))
+            } catch {
+                logger.debug("dropping a WebSocket session", metadata: ["error": "\(error)"])
+                sessions[id] = nil
+            }
+        }
+    }
+}

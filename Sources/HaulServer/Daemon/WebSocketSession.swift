@@ -1,0 +1,26 @@
+import Foundation
+import HaulKit
+import HummingbirdWebSocket
+
+/// One WebSocket client: its requests answered in order on the same socket, aria2's notifications pushed to it, and
+/// Haul's progress feed once it calls `haul.subscribe`.
+struct WebSocketSession: Sendable {
+    let daemon: HaulDaemon
+
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let hub = daemon.hub
+        let session = await hub.open(outbound)
+        defer { Task { await hub.close(session) } }
+        let dispatcher = daemon.dispatcher(subscribe: { await hub.subscribe(session) })
+        for try await message in inbound.messages(maxSize: daemon.configuration.maxRequestBytes) {
+            let data: Data
+            switch message {
+            case .text(let text): data = Data(text.utf8)
+            case .binary(let buffer): data = Data(buffer: buffer)
+            }
+            let reply = await dispatcher.reply(to: data)
+            if reply.unauthorized { try? await Task.sleep(for: daemon.configuration.unauthorizedDelay) }
+            try await outbound.write(.text(reply.body.jsonText))
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Any JSON value, as JSON-RPC parameters and results are: heterogeneous arrays and objects.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public var stringValue: String? {
+        if case .string(let value) = self { value } else { nil }
+    }
+
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .double(let value) where value.rounded() == value && abs(value) < 9e15: Int64(value)
+        default: nil
+        }
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { value } else { nil }
+    }
+
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { value } else { nil }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        objectValue?[key]
+    }
+
+    /// Parses JSON text; nil if it is not JSON.
+    public init?(parsing data: Data) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
+        self = value
+    }
+
+    /// Compact JSON text.
+    public var jsonData: Data {
+        // Encoding a JSONValue cannot fail: every case maps to valid JSON (non-finite doubles become null).
+        (try? Self.encoder.encode(self)) ?? Data("null".utf8)
+    }
+
+    public var jsonText: String { String(decoding: jsonData, as: UTF8.self) }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value):
+            if value.isFinite { try container.encode(value) } else { try container.encodeNil() }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}

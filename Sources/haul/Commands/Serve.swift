@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import HaulKit
+import HaulServer
+
+/// `haul serve`: a daemon that aria2 clients (aria2p, AriaNg, …) drive over aria2's JSON-RPC.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run as a daemon speaking aria2's JSON-RPC (HTTP and WebSocket at /jsonrpc).",
+        discussion: """
+            Works through the same queue as 'haul add' and 'haul run' (changes from a terminal appear within a \
+            second, and the other way round) until SIGTERM or Ctrl-C, then checkpoints and exits 0.
+
+            Every call needs the secret ('token:SECRET' as the first parameter, as aria2 clients send it). Without \
+            --secret or --secret-file, one is made on first start and kept in the state directory (rpc-secret, \
+            readable only by you). Only this machine can connect unless --host says otherwise, and then a secret \
+            must be given. Web pages may call only from origins named with --allow-origin.
+
+            Examples:
+              haul serve -d ~/Downloads
+              aria2p --port 6800 --secret "$(cat ~/.local/share/haul/rpc-secret)" add https://example.com/a.iso
+            """)
+
+    @Option(help: "Address to listen on (default: loopback only).")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (aria2's is 6800).")
+    var port = 6800
+
+    @Option(help: ArgumentHelp("The RPC secret clients send as token:SECRET.", valueName: "SECRET"))
+    var secret: String?
+
+    @Option(name: .customLong("secret-file"), help: ArgumentHelp("Read the secret from FILE.", valueName: "FILE"))
+    var secretFile: String?
+
+    @Option(
+        name: [.customShort("d"), .customLong("dir")],
+        help: ArgumentHelp("Download directory; RPC 'dir' and 'out' stay inside it.", valueName: "DIR"))
+    var directory: String?
+
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads at once (1-1000).")
+    var jobs = 5
+
+    @Option(
+        name: .customLong("allow-origin"),
+        help: ArgumentHelp("A web origin allowed to call the daemon, e.g. http://localhost:8080.", valueName: "ORIGIN"))
+    var allowedOrigins: [String] = []
+
+    @OptionGroup var state: StateOptions
+
+    func validate() throws {
+        if secret != nil, secretFile != nil { throw ValidationError("give --secret or --secret-file, not both") }
+        if let secret, secret.isEmpty { throw ValidationError("--secret must not be empty") }
+        if !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535, got \(port)") }
+        if !(1...1000).contains(jobs) { throw ValidationError("-j/--jobs must be 1 to 1000, got \(jobs)") }
+        if !HaulDaemon.Configuration.isLoopback(host), secret == nil, secretFile == nil {
+            throw ValidationError(
+                "--host \(host) lets other machines connect: give --secret or --secret-file as well")
+        }
+    }
+
+    func run() async throws {
+        let stateDirectory = state.databaseURL.deletingLastPathComponent()
+        let chosenSecret: String
+        do {
+            if let secret {
+                chosenSecret = secret
+            } else if let secretFile {
+                chosenSecret = try SecretFile.read(secretFile)
+            } else {
+                chosenSecret = try SecretFile.secret(in: stateDirectory)
+            }
+        } catch {
+            Console.error("cannot read the secret: \(error)")
+            throw ExitStatus.usage
+        }
+        var configuration = DownloadManager.Configuration(
+            downloadDirectory: URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath),
+            databaseURL: state.databaseURL)
+        configuration.maxConcurrentDownloads = jobs
+        configuration.maxConnectionsPerHost = 32
+        configuration.retry.maxTimeWithoutProgress = .seconds(600)
+        let manager: DownloadManager
+        do {
+            try FileManager.default.createDirectory(
+                at: configuration.downloadDirectory, withIntermediateDirectories: true)
+            manager = try await DownloadManager(configuration: configuration)
+        } catch {
+            Console.error("\(error)")
+            throw ExitStatus.fileSystem
+        }
+        var daemonConfiguration = HaulDaemon.Configuration(secret: chosenSecret)
+        daemonConfiguration.host = host
+        daemonConfiguration.port = port
+        daemonConfiguration.allowedOrigins = allowedOrigins
+        let daemon = try HaulDaemon(
+            configuration: daemonConfiguration, manager: manager, secretWasGiven: secret != nil || secretFile != nil)
+        let host = host.contains(":") ? "[\(host)]" : host
+        do {
+            try await daemon.run { port in
+                Console.out(
+                    "haul serve: aria2 JSON-RPC on http://\(host):\(port)/jsonrpc (and ws://\(host):\(port)/jsonrpc)\n")
+                Console.out("secret: \(chosenSecret) (clients send token:SECRET as the first parameter)\n")
+            }
+        } catch {
+            Console.error("haul serve stopped: \(error)")
+            await manager.shutdown()
+            throw ExitStatus.fileSystem
+        }
+    }
+}
