@@ -65,11 +65,9 @@ public struct HaulDaemon: Sendable {
     /// `onListening` is called with the port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let application = makeApplication(onListening: onListening)
-        let relay = Task { [hub, manager] in await hub.relay(await manager.events()) }
         let group = ServiceGroup(
             configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         shutdownTrigger.set { Task { await group.triggerGracefulShutdown() } }
-        defer { relay.cancel() }
         try await group.run()
         await manager.shutdown()
     }
@@ -99,6 +97,7 @@ public struct HaulDaemon: Sendable {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Haul/\(HaulVersion.current)"),
+            services: [NotificationRelay(hub: hub, manager: manager)],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -112,6 +111,19 @@ public struct HaulDaemon: Sendable {
                 return "OK"
             }
             return try await service.call(method, params)
+        }
+    }
+}
+
+/// Turns the manager's events into WebSocket notifications for as long as the application runs.
+struct NotificationRelay: Service {
+    let hub: NotificationHub
+    let manager: DownloadManager
+
+    func run() async throws {
+        let events = await manager.events()
+        await cancelWhenGracefulShutdown {
+            await hub.relay(events)
         }
     }
 }
