@@ -27,7 +27,8 @@ struct RestartTests {
 
         let second = try await DaemonHarness.make(directory: directory)
         try await second.test { client in
-            let status = try await client.rpc("aria2.tellStatus", [.string(gid), ["gid", "status", "completedLength"]])
+            let keys: JSONValue = ["gid", "status", "completedLength"]
+            let status = try await client.rpc("aria2.tellStatus", [.string(gid), keys])
             #expect(status.result?["gid"]?.stringValue == gid)
             #expect(status.result?["status"] == "paused")
             let completed = Int(status.result?["completedLength"]?.stringValue ?? "") ?? 0
