@@ -58,32 +58,40 @@ extension Aria2Service {
         return .array(active.map { status($0, "active", keys: keys) })
     }
 
-    /// Queued and paused downloads in the order they would start.
+    /// Queued and paused downloads in the order they would start, with their priorities.
     func waitingOrder() async -> [(id: DownloadID, priority: Int)] {
-        await manager.snapshots(in: [.queued, .paused])
-            .map { (id: $0.id, priority: $0.options.priority) }
-            .sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.id < $1.id }
+        let ids = await manager.ids(in: [.queued, .paused], order: .queue)
+        return await manager.snapshots(of: ids).map { (id: $0.id, priority: $0.options.priority) }
     }
 
     func tellWaiting(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let snapshots = await manager.snapshots(in: [.queued, .paused])
-            .sorted {
-                $0.options.priority != $1.options.priority ? $0.options.priority > $1.options.priority : $0.id < $1.id
-            }
-        let page = try Self.page(snapshots, params)
+        let ids = await manager.ids(in: [.queued, .paused], order: .queue)
+        let page = await manager.snapshots(of: try Self.page(ids, params))
         let keys = params.keys(2)
         return .array(page.map { status($0, Aria2Status.name(of: $0.state), keys: keys) })
     }
 
+    /// Completed and failed downloads in the order they ended, then the removed results in the order they were
+    /// removed.
     func tellStopped(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let finished = await manager.snapshots(in: [.completed, .failed]).map {
-            (snapshot: $0, status: Aria2Status.name(of: $0.state), at: $0.completedAt ?? $0.startedAt ?? $0.createdAt)
+        enum Stopped {
+            case download(DownloadID)
+            case removed(DownloadSnapshot)
         }
-        let gone = removed.values.map { (snapshot: $0.snapshot, status: "removed", at: $0.at) }
-        let stopped = (finished + gone).sorted { $0.at != $1.at ? $0.at < $1.at : $0.snapshot.id < $1.snapshot.id }
-        let page = try Self.page(stopped, params)
+        let finished = await manager.ids(in: [.completed, .failed], order: .finished).map(Stopped.download)
+        let gone = removed.values.sorted { $0.at < $1.at }.map { Stopped.removed($0.snapshot) }
+        let page = try Self.page(finished + gone, params)
+        let ids = page.compactMap { if case .download(let id) = $0 { id } else { nil } }
+        var live: [DownloadID: DownloadSnapshot] = [:]
+        for snapshot in await manager.snapshots(of: ids) { live[snapshot.id] = snapshot }
         let keys = params.keys(2)
-        return .array(page.map { status($0.snapshot, $0.status, keys: keys) })
+        return .array(
+            page.compactMap { entry in
+                switch entry {
+                case .download(let id): live[id].map { status($0, Aria2Status.name(of: $0.state), keys: keys) }
+                case .removed(let snapshot): status(snapshot, "removed", keys: keys)
+                }
+            })
     }
 
     /// aria2's paging: `offset` from the start, or from the end when negative (then in reverse order); `num` items.

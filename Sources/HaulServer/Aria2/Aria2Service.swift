@@ -200,7 +200,7 @@ public actor Aria2Service {
     private func changePosition(_ params: Parameters) async throws(RPCError) -> JSONValue {
         let gid = try await params.gid(0, among: knownGIDs())
         guard let offset = params.integer(1) else { throw .failed("changePosition expects a position") }
-        let waiting = await waitingOrder().map(\.id)
+        let waiting = await manager.ids(in: [.queued, .paused], order: .queue)
         guard let current = waiting.firstIndex(of: gid.id) else {
             throw .failed("GID#\(gid) not found in the waiting queue.")
         }
@@ -245,7 +245,7 @@ public actor Aria2Service {
         } catch {
             throw .failed(error.summary)
         }
-        return await waitingOrder().firstIndex { $0.id == gid.id } ?? target
+        return await manager.ids(in: [.queued, .paused], order: .queue).firstIndex(of: gid.id) ?? target
     }
 
     // MARK: - Options

@@ -49,43 +49,48 @@ struct Aria2Status {
         let total = snapshot.totalBytes ?? (snapshot.state == .completed ? snapshot.receivedBytes : 0)
         let completed = snapshot.state == .completed ? total : snapshot.receivedBytes
         let running = snapshot.state == .running
-        var fields: [String: JSONValue] = [
-            "gid": .string(gid.description),
-            "status": .string(statusName),
-            "totalLength": .string(String(total)),
-            "completedLength": .string(String(completed)),
-            "uploadLength": "0",
-            "downloadSpeed": .string(String(running ? Int64(snapshot.progress.bytesPerSecond) : 0)),
-            "uploadSpeed": "0",
-            "connections": .string(String(running ? snapshot.progress.activeConnections : 0)),
-            "numSeeders": "0",
-            "pieceLength": .string(String(pieceLength)),
-            "numPieces": .string(String((total + pieceLength - 1) / pieceLength)),
-            "dir": .string(directory(of: snapshot, downloadDirectory: downloadDirectory)),
-            "files": .array([file(snapshot, total: total, completed: completed)]),
-        ]
+        // Only the keys asked for are built (clients that poll every second name a few); file URLs are slow to
+        // take apart, so the path is read once and cut as text.
+        func wanted(_ key: String) -> Bool { keys.isEmpty || keys.contains(key) }
+        let path = wanted("dir") || wanted("files") ? snapshot.file?.path : nil
+        var fields: [String: JSONValue] = [:]
+        func put(_ key: String, _ value: @autoclosure () -> JSONValue) {
+            if wanted(key) { fields[key] = value() }
+        }
+        put("gid", .string(gid.description))
+        put("status", .string(statusName))
+        put("totalLength", .string(String(total)))
+        put("completedLength", .string(String(completed)))
+        put("uploadLength", "0")
+        put("downloadSpeed", .string(String(running ? Int64(snapshot.progress.bytesPerSecond) : 0)))
+        put("uploadSpeed", "0")
+        put("connections", .string(String(running ? snapshot.progress.activeConnections : 0)))
+        put("numSeeders", "0")
+        put("pieceLength", .string(String(pieceLength)))
+        put("numPieces", .string(String((total + pieceLength - 1) / pieceLength)))
+        put("dir", .string(path.map(Self.parent) ?? downloadDirectory.path))
+        put("files", .array([file(snapshot, path: path, total: total, completed: completed)]))
         switch statusName {
         case "complete":
-            fields["errorCode"] = "0"
-            fields["errorMessage"] = ""
+            put("errorCode", "0")
+            put("errorMessage", "")
         case "error":
-            fields["errorCode"] = .string(errorCode(snapshot.lastError))
-            fields["errorMessage"] = .string(snapshot.lastError?.summary ?? "failed")
+            put("errorCode", .string(errorCode(snapshot.lastError)))
+            put("errorMessage", .string(snapshot.lastError?.summary ?? "failed"))
         case "removed":
-            fields["errorCode"] = "31"
-            fields["errorMessage"] = "Removed"
+            put("errorCode", "31")
+            put("errorMessage", "Removed")
         default:
             break
         }
-        guard !keys.isEmpty else { return .object(fields) }
-        return .object(fields.filter { keys.contains($0.key) })
+        return .object(fields)
     }
 
     /// The `files` entry of a one-file download (also `getFiles`).
-    static func file(_ snapshot: DownloadSnapshot, total: Int64, completed: Int64) -> JSONValue {
+    static func file(_ snapshot: DownloadSnapshot, path: String? = nil, total: Int64, completed: Int64) -> JSONValue {
         [
             "index": "1",
-            "path": .string(snapshot.file?.path ?? ""),
+            "path": .string(path ?? snapshot.file?.path ?? ""),
             "length": .string(String(total)),
             "completedLength": .string(String(completed)),
             "selected": "true",
@@ -99,6 +104,12 @@ struct Aria2Status {
     }
 
     static func directory(of snapshot: DownloadSnapshot, downloadDirectory: URL) -> String {
-        snapshot.file?.deletingLastPathComponent().path ?? downloadDirectory.path
+        snapshot.file.map { parent($0.path) } ?? downloadDirectory.path
+    }
+
+    /// The directory part of a file path.
+    static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

@@ -40,19 +40,11 @@ public enum JSONValue: Sendable, Hashable {
         self = value
     }
 
-    /// Compact JSON text.
-    public var jsonData: Data {
-        // Encoding a JSONValue cannot fail: every case maps to valid JSON (non-finite doubles become null).
-        (try? Self.encoder.encode(self)) ?? Data("null".utf8)
-    }
+    /// Compact JSON text (non-finite doubles become null).
+    public var jsonText: String { JSONWriter.text(self) }
 
-    public var jsonText: String { String(decoding: jsonData, as: UTF8.self) }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return encoder
-    }()
+    /// Compact JSON text as UTF-8.
+    public var jsonData: Data { Data(jsonText.utf8) }
 }
 
 extension JSONValue: Codable {
