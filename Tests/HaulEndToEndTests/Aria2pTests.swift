@@ -127,6 +127,37 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("one queue: 'haul add' in a terminal reaches the daemon within a second, and addUri reaches 'haul list'")
+        func sharedQueue() async throws {
+            let origin = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let (daemon, port) = try await Self.serve(directory)
+            let fromTerminal = origin.serve("/terminal.bin", size: 50_000)
+            let added = try await ChildProcess.run(
+                "haul",
+                [
+                    "add", fromTerminal.absoluteString, "-d", directory.file("downloads").path, "--state-dir",
+                    directory.file("state").path,
+                ])
+            #expect(added.status == 0, "\(added.error)")
+            let id = try #require(
+                Int(added.output.drop { $0 == "#" }.prefix { $0.isNumber }))
+            let gid = String(repeating: "0", count: 16 - String(id, radix: 16).count) + String(id, radix: 16)
+            let start = ContinuousClock.now
+            try await Self.waitFor(port, gid, "complete")
+            #expect(start.duration(to: .now) < .seconds(5), "picked up at the daemon's next look (every second)")
+
+            let fromRPC = origin.serve("/rpc.bin", size: 50_000)
+            _ = try await Self.aria2p(
+                port, ["call", "adduri", "-J", "[[\"\(fromRPC.absoluteString)\"], {\"pause\": \"true\"}]"])
+            let listed = try await ChildProcess.run("haul", ["list", "--state-dir", directory.file("state").path])
+            #expect(
+                listed.output.contains("rpc.bin") || listed.output.contains(fromRPC.absoluteString), "\(listed.output)")
+            daemon.send(SIGTERM)
+            _ = try await daemon.wait(timeout: .seconds(30))
+            await origin.stop()
+        }
+
         static func waitFor(_ port: Int, _ gid: String, _ status: String) async throws {
             let start = ContinuousClock.now
             while start.duration(to: .now) < .seconds(30) {
