@@ -20,7 +20,7 @@ public actor Aria2Service {
         "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
         "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
         "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
-        "system.listMethods", "system.listNotifications", "haul.subscribe",
+        "system.listMethods", "system.listNotifications", "haul.subscribe", "haul.remove",
     ]
 
     /// Every notification `system.listNotifications` reports.
@@ -98,6 +98,7 @@ public actor Aria2Service {
         case "system.listMethods": return .array(Self.methods.map(JSONValue.string))
         case "system.listNotifications": return .array(Self.notifications.map(JSONValue.string))
         case "haul.subscribe": throw .failed("haul.subscribe needs a WebSocket session at /jsonrpc")
+        case "haul.remove": return try await removeAnything(params)
         default: throw .methodNotFound
         }
     }
@@ -171,6 +172,32 @@ public actor Aria2Service {
         }
         removed[gid] = RemovedResult(snapshot: snapshot, at: Date())
         return .string(gid.description)
+    }
+
+    /// `haul.remove(gid, deleteFile)`: removes a download in any state, in one call. A running, waiting or paused one
+    /// is removed as by `remove` (its partial data deleted); a finished or failed one is forgotten, its file deleted
+    /// too when `deleteFile` is true; a removed result is purged.
+    private func removeAnything(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let (gid, snapshot, status) = try await described(params.gid(0))
+        let deleteFile: Bool
+        switch params.values.count > 1 ? params.values[1] : .bool(false) {
+        case .bool(let flag): deleteFile = flag
+        case .string(let text): deleteFile = try Aria2Options.boolean(text, option: "deleteFile")
+        default: throw .failed("haul.remove's second parameter (deleteFile) must be true or false")
+        }
+        switch status {
+        case "removed":
+            removed[gid] = nil
+        case "complete", "error":
+            do {
+                try await manager.remove(snapshot.id, deletingFile: deleteFile)
+            } catch {
+                throw .failed(error.summary)
+            }
+        default:
+            return try await remove(params)
+        }
+        return "OK"
     }
 
     private func pause(_ params: Parameters) async throws(RPCError) -> JSONValue {

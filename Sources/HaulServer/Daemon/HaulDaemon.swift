@@ -83,6 +83,11 @@ public struct HaulDaemon: Sendable {
         router.post("/jsonrpc") { request, _ in try await handler.post(request) }
         router.get("/jsonrpc") { request, _ in try await handler.get(request) }
         router.on("/jsonrpc", method: .options) { request, _ in handler.preflight(request) }
+        router.get("/") { _, _ in Dashboard.response(DashboardPage.html, type: "text/html; charset=utf-8") }
+        router.get("/dashboard.js") { _, _ in
+            Dashboard.response(DashboardScript.javascript, type: "text/javascript; charset=utf-8")
+        }
+        router.get("/dashboard.css") { _, _ in Dashboard.response(DashboardPage.css, type: "text/css; charset=utf-8") }
         let daemon = self
         return Application(
             router: router,

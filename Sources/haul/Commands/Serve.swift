@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
             try await daemon.run { port in
                 Console.out(
                     "haul serve: aria2 JSON-RPC on http://\(host):\(port)/jsonrpc (and ws://\(host):\(port)/jsonrpc)\n")
-                Console.out("secret: \(chosenSecret) (clients send token:SECRET as the first parameter)\n")
+                Console.out("dashboard: http://\(host):\(port)/#secret=\(chosenSecret)\n")
             }
         } catch {
             Console.error("haul serve stopped: \(error)")

@@ -1,0 +1,101 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension EndToEnd {
+    /// The dashboard of `haul serve` in a real browser: headless Chromium driven by selenium
+    /// (`tools/browser/dashboard_check.py`).
+    @Suite(
+        "the dashboard in Chromium",
+        .enabled(
+            if: Browser.isAvailable,
+            "chromium, chromium-driver or selenium (in .build/python-venv) is missing (.ci/run installs them)"))
+    struct DashboardTests {
+        @Test("no rows without the secret; rows that move; pause, resume, remove and add from the page; no errors")
+        func dashboard() async throws {
+            let origin = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let (daemon, port) = try await EndToEnd.Aria2pTests.serve(directory)
+            let base = "http://127.0.0.1:\(port)"
+            let finished = origin.serve("/finished.bin", size: 100_000)
+            let finishedGID = try await Self.add(base, finished.absoluteString)
+            try await Self.waitForStatus(base, finishedGID, "complete")
+            origin.setFaults { $0.bytesPerSecond = 300_000 }
+            let running = origin.serve("/running.bin", size: 60_000_000)
+            let runningGID = try await Self.add(base, running.absoluteString)
+            try await Self.waitForStatus(base, runningGID, "active")
+
+            var environment: [String: String] = [:]
+            if let screenshot = ProcessInfo.processInfo.environment["HAUL_SCREENSHOT"] {
+                environment["HAUL_SCREENSHOT"] = screenshot
+            }
+            let check = try ChildProcess(
+                executable: Browser.python,
+                arguments: [
+                    Browser.script, base, EndToEnd.Aria2pTests.secret, runningGID, finishedGID,
+                    origin.serve("/added-1.bin", size: 1_000).absoluteString,
+                    origin.serve("/added-2.bin", size: 1_000).absoluteString,
+                ], environment: environment)
+            let status = try await check.wait(timeout: .seconds(180))
+            #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)")
+            daemon.send(SIGTERM)
+            _ = try await daemon.wait(timeout: .seconds(30))
+            await origin.stop()
+        }
+
+        /// Posts `body` with curl (Foundation's networking is not used in tests).
+        static func post(_ base: String, _ body: String) async throws -> String {
+            let curl = try ChildProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/curl"),
+                arguments: ["-s", "-X", "POST", base + "/jsonrpc", "--data-binary", body])
+            _ = try await curl.wait(timeout: .seconds(30))
+            return curl.standardOutput
+        }
+
+        static func add(_ base: String, _ url: String) async throws -> String {
+            let body =
+                #"{"jsonrpc":"2.0","id":"d","method":"aria2.addUri","params":["token:\#(EndToEnd.Aria2pTests.secret)",["\#(url)"]]}"#
+            let answer = try await post(base, body)
+            guard let range = answer.range(of: #""result":""#) else {
+                Issue.record("addUri failed: \(answer)")
+                throw CancellationError()
+            }
+            return String(answer[range.upperBound...].prefix(16))
+        }
+
+        static func waitForStatus(_ base: String, _ gid: String, _ status: String) async throws {
+            let body =
+                #"{"jsonrpc":"2.0","id":"d","method":"aria2.tellStatus","params":["token:\#(EndToEnd.Aria2pTests.secret)","\#(gid)",["status"]]}"#
+            let start = ContinuousClock.now
+            while start.duration(to: .now) < .seconds(30) {
+                if try await post(base, body).contains(#""\#(status)""#) { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("\(gid) did not become \(status)")
+        }
+    }
+}
+
+/// What the browser tests need: Debian's chromium and chromium-driver, and selenium in `.build/python-venv`.
+enum Browser {
+    static let python = URL(
+        fileURLWithPath: FileManager.default.currentDirectoryPath + "/.build/python-venv/bin/python")
+    static let script = FileManager.default.currentDirectoryPath + "/tools/browser/dashboard_check.py"
+
+    static let isAvailable: Bool = {
+        let files = FileManager.default
+        guard files.isExecutableFile(atPath: "/usr/bin/chromium"),
+            files.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            files.isExecutableFile(atPath: python.path), files.isExecutableFile(atPath: "/usr/bin/curl")
+        else { return false }
+        let lib = FileManager.default.currentDirectoryPath + "/.build/python-venv/lib"
+        let versions = (try? files.contentsOfDirectory(atPath: lib)) ?? []
+        return versions.contains { files.fileExists(atPath: "\(lib)/\($0)/site-packages/selenium") }
+    }()
+}
