@@ -139,6 +139,11 @@ try:
     check(wait(lambda: {ADD_1, ADD_2} <= added_uris()), "URLs added from the page are queued")
     check(wait(lambda: len(rows(driver)) >= 3), "the added downloads appear in the list")
 
+    # Readable on a phone: nothing wider than a 360 px screen.
+    driver.set_window_size(360, 800)
+    check(wait(lambda: driver.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth + 1")), "no sideways scrolling at 360 px")
+
     errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     check(not errors, f"no console errors ({errors})")
 finally:
