@@ -13,15 +13,7 @@ PORT=${RPC_PORT:-16901}
 SECRET=bench
 
 bench_setup
-bench_file rpc-big.bin 64
-WORK="$BENCH_DIR/dashboard"
-rm -rf "$WORK" && mkdir -p "$WORK/out"
-for i in $(seq 1 "$QUEUED"); do echo "http://127.0.0.1:$BENCH_PORT/rpc-big.bin out=f$i.bin"; done > "$WORK/urls.txt"
-"$HAUL" add -x 1 --limit-rate 100K -d "$WORK/out" -i "$WORK/urls.txt" --state-dir "$WORK/state" > /dev/null
-"$HAUL" serve -j 1 --port "$PORT" --secret "$SECRET" -d "$WORK/out" --state-dir "$WORK/state" > "$WORK/serve.log" 2>&1 &
-DAEMON=$!
-trap 'kill $DAEMON 2>/dev/null || true; wait $DAEMON 2>/dev/null || true; bench_teardown; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do grep -q jsonrpc "$WORK/serve.log" 2>/dev/null && break; sleep 0.1; done
+bench_daemon dashboard "$QUEUED" 100K 1 "$PORT" "$SECRET"
 sleep 2
 
 RESULT="bench/results/dashboard-$(date +%Y-%m-%d-%H%M).txt"

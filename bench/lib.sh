@@ -146,3 +146,21 @@ bench_measure() {
         END { printf "%d %.2f %.2f\n", rss, wall, user + sys }' "$report"
     rm -f "$report"
 }
+
+# bench_daemon NAME COUNT LIMIT JOBS PORT SECRET: COUNT downloads of rpc-big.bin (LIMIT each, one connection) queued
+# with `haul add` in $BENCH_DIR/NAME, then `haul serve -j JOBS` on them until the script exits. Sets WORK and DAEMON.
+bench_daemon() {
+    local name=$1 count=$2 limit=$3 jobs=$4 port=$5 secret=$6 start
+    bench_file rpc-big.bin 64
+    WORK="$BENCH_DIR/$name"
+    rm -rf "$WORK" && mkdir -p "$WORK/out"
+    for i in $(seq 1 "$count"); do echo "http://127.0.0.1:$BENCH_PORT/rpc-big.bin out=f$i.bin"; done > "$WORK/urls.txt"
+    start=$(date +%s.%N)
+    "$HAUL" add -x 1 --limit-rate "$limit" -d "$WORK/out" -i "$WORK/urls.txt" --state-dir "$WORK/state" > /dev/null
+    echo "added $count downloads in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }') s"
+    "$HAUL" serve -j "$jobs" --port "$port" --secret "$secret" -d "$WORK/out" --state-dir "$WORK/state" \
+        > "$WORK/serve.log" 2>&1 &
+    DAEMON=$!
+    trap 'kill $DAEMON 2>/dev/null || true; wait $DAEMON 2>/dev/null || true; bench_teardown; rm -rf "$WORK"' EXIT
+    for _ in $(seq 1 100); do grep -q jsonrpc "$WORK/serve.log" 2>/dev/null && break; sleep 0.1; done
+}

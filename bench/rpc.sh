@@ -13,20 +13,7 @@ PORT=${RPC_PORT:-16900}
 SECRET=bench
 
 bench_setup
-bench_file rpc-big.bin 64
-WORK="$BENCH_DIR/rpc"
-rm -rf "$WORK" && mkdir -p "$WORK/out"
-for i in $(seq 1 $((QUEUED + 8))); do
-    echo "http://127.0.0.1:$BENCH_PORT/rpc-big.bin out=f$i.bin"
-done > "$WORK/urls.txt"
-start=$(date +%s.%N)
-"$HAUL" add -x 1 --limit-rate 200K -d "$WORK/out" -i "$WORK/urls.txt" --state-dir "$WORK/state" > /dev/null
-echo "added $((QUEUED + 8)) downloads in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }') s"
-
-"$HAUL" serve -j 8 --port "$PORT" --secret "$SECRET" -d "$WORK/out" --state-dir "$WORK/state" > "$WORK/serve.log" 2>&1 &
-DAEMON=$!
-trap 'kill $DAEMON 2>/dev/null || true; wait $DAEMON 2>/dev/null || true; bench_teardown; rm -rf "$WORK"' EXIT
-for _ in $(seq 1 100); do grep -q jsonrpc "$WORK/serve.log" 2>/dev/null && break; sleep 0.1; done
+bench_daemon rpc $((QUEUED + 8)) 200K 8 "$PORT" "$SECRET"
 sleep 3  # the first 8 downloads start and report progress
 
 RESULT="bench/results/rpc-$(date +%Y-%m-%d-%H%M).txt"

@@ -140,10 +140,8 @@ extension Aria2Service {
         case "removed":
             removed[gid] = nil
         case "complete", "error":
-            do {
+            try await managing { () async throws(DownloadError) in
                 try await manager.remove(snapshot.id, deletingFile: false)
-            } catch {
-                throw .failed(error.summary)
             }
         default:
             throw .failed("Could not remove download result of GID#\(gid)")

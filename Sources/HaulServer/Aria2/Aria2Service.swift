@@ -103,6 +103,20 @@ public actor Aria2Service {
         }
     }
 
+    /// Runs a manager call, turning its error into aria2's.
+    func managing(_ body: () async throws(DownloadError) -> Void) async throws(RPCError) {
+        do {
+            try await body()
+        } catch {
+            throw .failed(error.summary)
+        }
+    }
+
+    /// The download parameter `index` names: a whole GID (looked up directly) or a unique prefix.
+    func gid(_ params: Parameters, _ index: Int) async throws(RPCError) -> GID {
+        try await described(params.gid(index)).gid
+    }
+
     // MARK: - Adding
 
     private func addUri(_ params: Parameters) async throws(RPCError) -> JSONValue {
@@ -144,13 +158,13 @@ public actor Aria2Service {
         let folder = try jail.directory(directory)
         let destination: DownloadDestination =
             if let out { .file(try jail.file(out, in: folder)) } else { .directory(folder) }
-        let id: DownloadID
-        do {
-            id = try await manager.add(url, to: destination, options: options)
+        var added: DownloadID?
+        try await managing { () async throws(DownloadError) in
+            let id = try await manager.add(url, to: destination, options: options)
             if startPaused { try await manager.pause(id) }
-        } catch {
-            throw .failed(error.summary)
+            added = id
         }
+        guard let id = added else { throw .failed("the download could not be added") }
         if let position = params.integer(2) {
             _ = try await move(GID(id), to: Int(position))
         }
@@ -160,16 +174,12 @@ public actor Aria2Service {
     // MARK: - Control
 
     private func remove(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let gid = try await params.gid(0, among: knownGIDs())
+        let gid = try await gid(params, 0)
         guard let snapshot = await manager.snapshot(gid.id), snapshot.state != .completed, snapshot.state != .failed
         else {
             throw .failed("Active Download not found for GID#\(gid)")
         }
-        do {
-            try await manager.remove(gid.id)
-        } catch {
-            throw .failed(error.summary)
-        }
+        try await managing { () async throws(DownloadError) in try await manager.remove(gid.id) }
         removed[gid] = RemovedResult(snapshot: snapshot, at: Date())
         return .string(gid.description)
     }
@@ -189,10 +199,8 @@ public actor Aria2Service {
         case "removed":
             removed[gid] = nil
         case "complete", "error":
-            do {
+            try await managing { () async throws(DownloadError) in
                 try await manager.remove(snapshot.id, deletingFile: deleteFile)
-            } catch {
-                throw .failed(error.summary)
             }
         default:
             return try await remove(params)
@@ -201,31 +209,23 @@ public actor Aria2Service {
     }
 
     private func pause(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let gid = try await params.gid(0, among: knownGIDs())
+        let gid = try await gid(params, 0)
         guard let state = await manager.state(of: gid.id), state == .running || state == .queued else {
             throw .failed("GID#\(gid) cannot be paused now")
         }
-        do {
-            try await manager.pause(gid.id)
-        } catch {
-            throw .failed(error.summary)
-        }
+        try await managing { () async throws(DownloadError) in try await manager.pause(gid.id) }
         return .string(gid.description)
     }
 
     private func unpause(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let gid = try await params.gid(0, among: knownGIDs())
+        let gid = try await gid(params, 0)
         guard await manager.state(of: gid.id) == .paused else { throw .failed("GID#\(gid) cannot be unpaused now") }
-        do {
-            try await manager.resume(gid.id)
-        } catch {
-            throw .failed(error.summary)
-        }
+        try await managing { () async throws(DownloadError) in try await manager.resume(gid.id) }
         return .string(gid.description)
     }
 
     private func changePosition(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let gid = try await params.gid(0, among: knownGIDs())
+        let gid = try await gid(params, 0)
         guard let offset = params.integer(1) else { throw .failed("changePosition expects a position") }
         let waiting = await manager.ids(in: [.queued, .paused], order: .queue)
         guard let current = waiting.firstIndex(of: gid.id) else {
@@ -294,7 +294,7 @@ public actor Aria2Service {
     }
 
     private func changeOption(_ params: Parameters) async throws(RPCError) -> JSONValue {
-        let gid = try await params.gid(0, among: knownGIDs())
+        let gid = try await gid(params, 0)
         let changes = params.values.count > 1 ? (params.values[1].objectValue ?? [:]) : [:]
         for (name, value) in changes {
             let text = try Aria2Options.text(value, option: name)
@@ -377,11 +377,6 @@ struct Parameters {
     func gid(_ index: Int) throws(RPCError) -> String {
         guard let text = string(index) else { throw .failed("a GID is expected as parameter \(index + 1)") }
         return text
-    }
-
-    /// The GID at `index` resolved among `known` (a whole GID or a unique prefix).
-    func gid(_ index: Int, among known: [GID]) throws(RPCError) -> GID {
-        try GID.resolve(try gid(index), among: known)
     }
 
     /// The `keys` filter at `index` (empty: every key).
