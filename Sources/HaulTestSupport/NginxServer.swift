@@ -46,7 +46,7 @@ public final class NginxServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory.file("tmp"), withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let port = try Self.freePort()
+            let port = try LocalPorts.free()
             let prefix = directory.path
             let configuration = """
                 daemon off;
@@ -79,7 +79,7 @@ public final class NginxServer: @unchecked Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if Self.waitUntilListening(port: port, process: process) {
+            if LocalPorts.waitUntilListening(port: port, process: process) {
                 self.port = port
                 self.running = process
                 return
@@ -133,51 +133,7 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     deinit { kill() }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, streamSocketType, 0)
-        guard fd >= 0 else { throw NginxUnavailable(reason: "no socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw NginxUnavailable(reason: "cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func waitUntilListening(port: Int, process: Process) -> Bool {
-        for _ in 0..<200 {
-            guard process.isRunning else { return false }
-            let fd = socket(AF_INET, streamSocketType, 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-            close(fd)
-            if connected { return true }
-            usleep(25_000)
-        }
-        return false
-    }
 }
-
-#if canImport(Glibc)
-private let streamSocketType = Int32(SOCK_STREAM.rawValue)
-#else
-private let streamSocketType = SOCK_STREAM
-#endif
 
 /// nginx is not installed or would not start.
 public struct NginxUnavailable: Error, CustomStringConvertible {

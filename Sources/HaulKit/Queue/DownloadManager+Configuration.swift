@@ -25,6 +25,9 @@ extension DownloadManager {
         public var lowSpeedWindow: Duration = .seconds(30)
         /// A cap on the total speed of all downloads in bytes per second; nil for none.
         public var globalSpeedLimit: Int64?
+        /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
+        /// reads them as curl does.
+        public var proxy: ProxySettings?
         /// Sent as `User-Agent` unless a download sets its own.
         public var userAgent = "Haul/\(HaulVersion.current)"
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.

@@ -61,7 +61,7 @@ public actor DownloadManager {
         self.store = store
         transport = HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
-            maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
         finishing = FinishingQueue(store: store)
         lifecycle = DownloadLifecycle(

@@ -72,6 +72,13 @@ extension DownloadError {
             return .invalidURL("", reason: "\(error)")
         case .bodyLengthMismatch, .identityCodingIncorrectlyPresent:
             return .malformedResponse("\(error)")
+        case .proxyAuthenticationRequired:
+            return DownloadError(
+                code: .httpClientError, summary: "407 the proxy asks for credentials",
+                suggestion: "give them in the proxy URL: http://USER:PASSWORD@HOST:PORT", isTransient: false,
+                httpStatus: 407)
+        case .invalidProxyResponse:
+            return .networkFailure("the proxy refused the connection (CONNECT failed)")
         default:
             return .networkFailure("\(error)")
         }

@@ -10,7 +10,7 @@ import Synchronization
 /// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
 /// cycles, no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
 /// although asked not to), the stall timeout as the read timeout (it is what
-/// catches a body that stops), the system trust store for TLS.
+/// catches a body that stops), the system trust store for TLS, and the proxy ``ProxySettings`` choose per host.
 /// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
 /// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
 final class HTTPTransport: Sendable {
@@ -20,47 +20,78 @@ final class HTTPTransport: Sendable {
         var connectTimeout: Duration
         var stallTimeout: Duration
         var maxConnectionsPerHost: Int
+        var proxy: ProxySettings?
     }
 
     private static let shared = Mutex<[Key: HTTPTransport]>([:])
 
     /// The process-wide transport for these settings.
-    static func shared(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) -> HTTPTransport {
+    static func shared(
+        connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int, proxy: ProxySettings? = nil
+    ) -> HTTPTransport {
         let key = Key(
-            connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost)
+            connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost,
+            proxy: proxy)
         return shared.withLock { transports in
             if let existing = transports[key] { return existing }
-            let transport = HTTPTransport(
-                connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost
-            )
+            let transport = HTTPTransport(key)
             transports[key] = transport
             return transport
         }
     }
 
-    private let client: HTTPClient
-    /// The same, decoding gzip and deflate bodies: for servers that compress although asked not to.
-    private let decodingClient: HTTPClient
+    /// A client and its decoding twin (for servers that compress although asked not to), for one way out: direct,
+    /// or through one proxy.
+    private struct Clients {
+        var plain: HTTPClient
+        var decoding: HTTPClient
+    }
+
+    private let key: Key
+    /// Made on first use per way out; they live as long as the process, as the transport does.
+    private let clients = Mutex<[ProxySettings.Endpoint?: Clients]>([:])
     private let headerDeadline: TimeAmount
     let stallTimeout: Duration
 
-    private init(connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int) {
-        var configuration = HTTPClient.Configuration()
-        configuration.httpVersion = .http1Only
-        configuration.redirectConfiguration = .follow(max: HTTPTransport.maximumRedirects, allowCycles: false)
-        configuration.decompression = .disabled
-        configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: TimeAmount(stallTimeout))
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maxConnectionsPerHost
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        // A decoded body may be much larger than the encoded one; the disk, not memory, takes it.
-        configuration.decompression = .enabled(limit: .ratio(1000))
-        decodingClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        headerDeadline = TimeAmount(connectTimeout) + TimeAmount(stallTimeout)
-        self.stallTimeout = stallTimeout
+    private init(_ key: Key) {
+        self.key = key
+        headerDeadline = TimeAmount(key.connectTimeout) + TimeAmount(key.stallTimeout)
+        stallTimeout = key.stallTimeout
+    }
+
+    private func clients(through proxy: ProxySettings.Endpoint?) -> Clients {
+        clients.withLock { made in
+            if let existing = made[proxy] { return existing }
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .http1Only
+            configuration.redirectConfiguration = .follow(max: HTTPTransport.maximumRedirects, allowCycles: false)
+            configuration.decompression = .disabled
+            configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: TimeAmount(key.stallTimeout))
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = key.maxConnectionsPerHost
+            if let proxy {
+                switch proxy.kind {
+                case .http:
+                    let authorization = proxy.username.map {
+                        HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "")
+                    }
+                    configuration.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+                case .socks5:
+                    configuration.proxy = .socksServer(host: proxy.host, port: proxy.port)
+                }
+            }
+            let plain = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            // A decoded body may be much larger than the encoded one; the disk, not memory, takes it.
+            configuration.decompression = .enabled(limit: .ratio(1000))
+            let decoding = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let pair = Clients(plain: plain, decoding: decoding)
+            made[proxy] = pair
+            return pair
+        }
     }
 
     /// Sends `GET url` with `headers` and returns once the response head has arrived; the body streams after.
-    /// With `decoding`, a gzip or deflate body arrives decoded.
+    /// With `decoding`, a gzip or deflate body arrives decoded. The request goes through the proxy the settings
+    /// choose for its host.
     func get(
         _ url: String, headers: [(String, String)], decoding: Bool = false, logger: Logger
     ) async throws
@@ -69,7 +100,12 @@ final class HTTPTransport: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        return try await (decoding ? decodingClient : client).execute(request, timeout: headerDeadline, logger: logger)
+        let proxy = try key.proxy.flatMap { settings in
+            try URL(string: url).flatMap(settings.proxy(for:)).map(ProxySettings.endpoint)
+        }
+        let pair = clients(through: proxy)
+        return try await (decoding ? pair.decoding : pair.plain).execute(
+            request, timeout: headerDeadline, logger: logger)
     }
 }
 

@@ -46,6 +46,7 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("A web origin allowed to call the daemon, e.g. http://localhost:8080.", valueName: "ORIGIN"))
     var allowedOrigins: [String] = []
 
+    @OptionGroup var network: ProxyOptions
     @OptionGroup var state: StateOptions
 
     func validate() throws {
@@ -80,6 +81,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxConcurrentDownloads = jobs
         configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
+        configuration.proxy = try network.settings()
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(

@@ -38,6 +38,8 @@ struct TransferOptions: ParsableArguments {
         help: ArgumentHelp("The window over which --lowest-speed is measured (default 30).", valueName: "SECONDS"))
     var lowestSpeedTime: Double = 30
 
+    @OptionGroup var network: ProxyOptions
+
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
 
@@ -88,6 +90,8 @@ struct TransferOptions: ParsableArguments {
         configuration.lowestSpeed = lowestSpeed == "0" ? nil : ByteFormat.parse(lowestSpeed)
         configuration.lowSpeedWindow = .milliseconds(Int64(lowestSpeedTime * 1000))
         configuration.globalSpeedLimit = limitRate.flatMap(ByteFormat.parse)
+        // Checked in validate(): a bad proxy never gets this far.
+        configuration.proxy = try? network.settings()
         return configuration
     }
 

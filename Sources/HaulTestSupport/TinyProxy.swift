@@ -1,0 +1,89 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A private tinyproxy on 127.0.0.1 (its own configuration, port and log), as an HTTP proxy people really use.
+/// `CONNECT` is allowed to any port: AsyncHTTPClient tunnels every request through an HTTP proxy, plain `http` too.
+public final class TinyProxy: @unchecked Sendable {
+    public let port: Int
+    public let directory: TemporaryDirectory
+    private let process: Process
+
+    /// tinyproxy, if installed.
+    public static var executable: URL? {
+        ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/opt/homebrew/bin/tinyproxy", "/usr/local/bin/tinyproxy"]
+            .map { URL(fileURLWithPath: $0) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// Starts tinyproxy; with `credentials`, it asks for them (Basic).
+    public static func start(credentials: (user: String, password: String)? = nil) async throws -> TinyProxy {
+        try await blocking { try TinyProxy(credentials: credentials) }
+    }
+
+    private init(credentials: (user: String, password: String)?) throws {
+        guard let executable = Self.executable else { throw TinyProxyUnavailable() }
+        directory = TemporaryDirectory("haul-tinyproxy")
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = try LocalPorts.free()
+            var configuration = """
+                Port \(port)
+                Listen 127.0.0.1
+                Timeout 60
+                LogFile "\(directory.file("tinyproxy.log").path)"
+                LogLevel Info
+                MaxClients 64
+                Allow 127.0.0.1
+                DisableViaHeader Yes
+
+                """
+            if let credentials { configuration += "BasicAuth \(credentials.user) \(credentials.password)\n" }
+            try configuration.write(to: directory.file("tinyproxy.conf"), atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["-d", "-c", directory.file("tinyproxy.conf").path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if LocalPorts.waitUntilListening(port: port, process: process) {
+                self.port = port
+                self.process = process
+                return
+            }
+            _ = kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let log = (try? String(contentsOf: directory.file("tinyproxy.log"), encoding: .utf8)) ?? ""
+            lastError = TinyProxyUnavailable(reason: "tinyproxy did not start: \(log)")
+        }
+        throw lastError ?? TinyProxyUnavailable()
+    }
+
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// The proxy's log so far (it names every request it forwarded).
+    public var log: String { (try? String(contentsOf: directory.file("tinyproxy.log"), encoding: .utf8)) ?? "" }
+
+    /// How many tunnels (`CONNECT`) the proxy opened to `port` on 127.0.0.1.
+    public func tunnels(to port: Int) -> Int {
+        log.components(separatedBy: "CONNECT 127.0.0.1:\(port) ").count - 1
+    }
+
+    /// Stops it at once (tinyproxy waits for open connections on SIGTERM).
+    public func stop() {
+        guard process.isRunning else { return }
+        _ = kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// tinyproxy is not installed or would not start.
+public struct TinyProxyUnavailable: Error, CustomStringConvertible {
+    public var reason = "tinyproxy is not installed (.ci/run installs it)"
+    public var description: String { reason }
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import HaulKit
+
+/// How requests reach the network: shared by every command that downloads (`get`, `run`, `serve`).
+struct ProxyOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Send every request through this proxy: http://[USER:PASSWORD@]HOST[:PORT] or socks5h://HOST[:PORT] "
+                + "(default: $http_proxy, $https_proxy, $all_proxy; hosts in $no_proxy go directly).",
+            valueName: "URL"))
+    var proxy: String?
+
+    @Flag(name: .customLong("no-proxy"), help: "Connect directly, ignoring --proxy and the proxy environment.")
+    var noProxy = false
+
+    func validate() throws {
+        if noProxy, proxy != nil { throw ValidationError("--proxy and --no-proxy cannot be used together") }
+        _ = try settings()
+    }
+
+    /// The proxies to use, or nil for none.
+    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxySettings? {
+        if noProxy { return nil }
+        do {
+            let fromEnvironment = try ProxySettings.fromEnvironment(environment)
+            guard let proxy else { return fromEnvironment }
+            let text = proxy.contains("://") ? proxy : "http://" + proxy
+            guard let url = URL(string: text), url.host != nil else {
+                throw ValidationError("--proxy '\(proxy)' is not a URL like http://proxy.example:3128")
+            }
+            return try ProxySettings(all: url, bypass: fromEnvironment?.bypass ?? [])
+        } catch let error as DownloadError {
+            throw ValidationError(error.summary)
+        }
+    }
+}
