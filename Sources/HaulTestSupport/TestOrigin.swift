@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on `127.0.0.1:<random port>` inside the test process, serving ``TestContent`` with
@@ -129,17 +130,23 @@ public final class TestOrigin: Sendable {
     /// never wrapped for an accept loop that is ending (NIO traps on an async channel nobody finishes).
     private let stopping: StopFlag
 
+    /// `http`, or `https` for an origin started with TLS.
+    public let scheme: String
+
     private init(
-        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>, stopping: StopFlag
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>, stopping: StopFlag,
+        scheme: String
     ) {
         self.channel = channel
         self.stopping = stopping
+        self.scheme = scheme
         self.port = channel.channel.localAddress?.port ?? 0
     }
 
-    /// Starts an origin on a free port of 127.0.0.1.
-    public static func start() async throws -> TestOrigin {
+    /// Starts an origin on a free port of 127.0.0.1; with `tls`, it speaks HTTPS (see ``TestCertificates``).
+    public static func start(tls: TLSConfiguration? = nil) async throws -> TestOrigin {
         let stopping = StopFlag()
+        let context = try tls.map { try NIOSSLContext(configuration: $0) }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -149,13 +156,16 @@ public final class TestOrigin: Sendable {
                     return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
                 }
                 return channel.eventLoop.makeCompletedFuture {
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
                         wrappingChannelSynchronously: channel)
                 }
             }
-        let origin = TestOrigin(channel: channel, stopping: stopping)
+        let origin = TestOrigin(channel: channel, stopping: stopping, scheme: tls == nil ? "http" : "https")
         origin.serverTask.withLock { $0 = Task { await origin.acceptConnections() } }
         return origin
     }
@@ -173,7 +183,7 @@ public final class TestOrigin: Sendable {
 
     // MARK: - Set-up
 
-    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    public func url(_ path: String) -> URL { URL(string: "\(scheme)://127.0.0.1:\(port)\(path)")! }
 
     /// Serves `resource` at `path`.
     @discardableResult

@@ -28,6 +28,8 @@ extension DownloadManager {
         /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
         /// reads them as curl does.
         public var proxy: ProxySettings?
+        /// Which HTTPS servers are trusted (the system's roots plus any given), and the client certificate to show.
+        public var tls = TLSSettings.standard
         /// Sent as `User-Agent` unless a download sets its own.
         public var userAgent = "Haul/\(HaulVersion.current)"
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.

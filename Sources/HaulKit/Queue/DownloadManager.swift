@@ -59,9 +59,10 @@ public actor DownloadManager {
         self.configuration = configuration
         let store = try SQLiteDownloadStore(path: configuration.databaseURL.path)
         self.store = store
-        transport = HTTPTransport.shared(
+        transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
-            maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy)
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
+            tls: configuration.tls)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
         finishing = FinishingQueue(store: store)
         lifecycle = DownloadLifecycle(

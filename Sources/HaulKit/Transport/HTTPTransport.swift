@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 
 /// Sends GET requests with AsyncHTTPClient, configured for downloading.
@@ -10,7 +11,8 @@ import Synchronization
 /// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
 /// cycles, no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
 /// although asked not to), the stall timeout as the read timeout (it is what
-/// catches a body that stops), the system trust store for TLS, and the proxy ``ProxySettings`` choose per host.
+/// catches a body that stops), the system trust store for TLS with what ``TLSSettings`` add, and the proxy
+/// ``ProxySettings`` choose per host.
 /// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
 /// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
 final class HTTPTransport: Sendable {
@@ -21,23 +23,59 @@ final class HTTPTransport: Sendable {
         var stallTimeout: Duration
         var maxConnectionsPerHost: Int
         var proxy: ProxySettings?
+        var tls: TLSSettings
     }
 
     private static let shared = Mutex<[Key: HTTPTransport]>([:])
 
     /// The process-wide transport for these settings.
+    /// Throws when a certificate or key file of `tls` cannot be read.
     static func shared(
-        connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int, proxy: ProxySettings? = nil
-    ) -> HTTPTransport {
+        connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int, proxy: ProxySettings? = nil,
+        tls: TLSSettings = .standard
+    ) throws(DownloadError) -> HTTPTransport {
         let key = Key(
             connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost,
-            proxy: proxy)
+            proxy: proxy, tls: tls)
+        let tlsConfiguration = try Self.tlsConfiguration(tls)
         return shared.withLock { transports in
             if let existing = transports[key] { return existing }
-            let transport = HTTPTransport(key)
+            let transport = HTTPTransport(key, tlsConfiguration: tlsConfiguration)
             transports[key] = transport
             return transport
         }
+    }
+
+    /// NIOSSL's client configuration for `settings`: the system roots plus the extra certificates, verification
+    /// unless turned off, and the client certificate and key when given. Files are read now, so a bad one is an
+    /// error at start, not on the first download.
+    static func tlsConfiguration(_ settings: TLSSettings) throws(DownloadError) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        do {
+            for file in settings.additionalTrustedCertificates {
+                let certificates = try NIOSSLCertificate.fromPEMFile(file)
+                guard !certificates.isEmpty else {
+                    throw DownloadError.invalidRequest("\(file) holds no PEM certificate")
+                }
+                configuration.additionalTrustRoots.append(.certificates(certificates))
+            }
+            if !settings.verifiesCertificates { configuration.certificateVerification = .none }
+            switch (settings.clientCertificate, settings.clientPrivateKey) {
+            case (let certificate?, let key?):
+                configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            case (nil, nil):
+                break
+            default:
+                throw DownloadError.invalidRequest(
+                    "a client certificate needs its private key, and the other way round")
+            }
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw .invalidRequest("cannot read a TLS certificate or key: \(error)")
+        }
+        return configuration
     }
 
     /// A client and its decoding twin (for servers that compress although asked not to), for one way out: direct,
@@ -48,13 +86,15 @@ final class HTTPTransport: Sendable {
     }
 
     private let key: Key
+    private let tlsConfiguration: TLSConfiguration
     /// Made on first use per way out; they live as long as the process, as the transport does.
     private let clients = Mutex<[ProxySettings.Endpoint?: Clients]>([:])
     private let headerDeadline: TimeAmount
     let stallTimeout: Duration
 
-    private init(_ key: Key) {
+    private init(_ key: Key, tlsConfiguration: TLSConfiguration) {
         self.key = key
+        self.tlsConfiguration = tlsConfiguration
         headerDeadline = TimeAmount(key.connectTimeout) + TimeAmount(key.stallTimeout)
         stallTimeout = key.stallTimeout
     }
@@ -68,6 +108,7 @@ final class HTTPTransport: Sendable {
             configuration.decompression = .disabled
             configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: TimeAmount(key.stallTimeout))
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = key.maxConnectionsPerHost
+            configuration.tlsConfiguration = tlsConfiguration
             if let proxy {
                 switch proxy.kind {
                 case .http:

@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
     var allowedOrigins: [String] = []
 
     @OptionGroup var network: ProxyOptions
+    @OptionGroup var trust: TLSOptions
     @OptionGroup var state: StateOptions
 
     func validate() throws {
@@ -82,6 +83,7 @@ struct Serve: AsyncParsableCommand {
         configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
         configuration.proxy = try network.settings()
+        configuration.tls = trust.settings
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(

@@ -39,6 +39,7 @@ struct TransferOptions: ParsableArguments {
     var lowestSpeedTime: Double = 30
 
     @OptionGroup var network: ProxyOptions
+    @OptionGroup var trust: TLSOptions
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
@@ -92,6 +93,7 @@ struct TransferOptions: ParsableArguments {
         configuration.globalSpeedLimit = limitRate.flatMap(ByteFormat.parse)
         // Checked in validate(): a bad proxy never gets this far.
         configuration.proxy = try? network.settings()
+        configuration.tls = trust.settings
         return configuration
     }
 
