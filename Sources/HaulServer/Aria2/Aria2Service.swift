@@ -300,14 +300,9 @@ public actor Aria2Service {
             let text = try Aria2Options.text(value, option: name)
             switch name {
             case "max-download-limit":
-                do {
-                    try await manager.setSpeedLimit(try Aria2Options.speed(text, option: name), for: gid.id)
-                } catch let error as RPCError {
-                    throw error
-                } catch let error as DownloadError {
-                    throw .failed(error.summary)
-                } catch {
-                    throw .failed("\(error)")
+                let limit = try Aria2Options.speed(text, option: name)
+                try await managing { () async throws(DownloadError) in
+                    try await manager.setSpeedLimit(limit, for: gid.id)
                 }
             default:
                 throw .failed("\(name) option cannot be changed in Haul (max-download-limit can)")
@@ -333,24 +328,19 @@ public actor Aria2Service {
         let changes = params.values.first?.objectValue ?? [:]
         for (name, value) in changes {
             let text = try Aria2Options.text(value, option: name)
-            do {
-                switch name {
-                case "max-overall-download-limit":
-                    try await manager.setGlobalSpeedLimit(try Aria2Options.speed(text, option: name))
-                case "max-concurrent-downloads":
-                    try await manager.setMaxConcurrentDownloads(
-                        try Aria2Options.integer(text, option: name, in: 1...1000))
-                default:
-                    throw RPCError.failed(
-                        "\(name) option cannot be changed in Haul (max-overall-download-limit and "
-                            + "max-concurrent-downloads can)")
+            switch name {
+            case "max-overall-download-limit":
+                let limit = try Aria2Options.speed(text, option: name)
+                try await managing { () async throws(DownloadError) in try await manager.setGlobalSpeedLimit(limit) }
+            case "max-concurrent-downloads":
+                let count = try Aria2Options.integer(text, option: name, in: 1...1000)
+                try await managing { () async throws(DownloadError) in
+                    try await manager.setMaxConcurrentDownloads(count)
                 }
-            } catch let error as RPCError {
-                throw error
-            } catch let error as DownloadError {
-                throw .failed(error.summary)
-            } catch {
-                throw .failed("\(error)")
+            default:
+                throw .failed(
+                    "\(name) option cannot be changed in Haul (max-overall-download-limit and max-concurrent-downloads "
+                        + "can)")
             }
         }
         return "OK"
