@@ -37,6 +37,14 @@ struct RequestOptions: ParsableArguments {
         help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER"))
     var headers: [String] = []
 
+    @Option(
+        name: [.customShort("U"), .customLong("user-agent")],
+        help: ArgumentHelp("Send this User-Agent instead of Haul's.", valueName: "TEXT"))
+    var userAgent: String?
+
+    @Option(help: ArgumentHelp("Send this Referer (the page the link was on).", valueName: "URL"))
+    var referer: String?
+
     /// A download to add: where from, where to.
     struct Planned {
         var url: URL
@@ -120,6 +128,12 @@ struct RequestOptions: ParsableArguments {
         do {
             options.checksum = try checksum.map { try Checksum(parsing: $0) }
             options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
+            // Said once here, they replace a -H of the same name.
+            for (name, value) in [("User-Agent", userAgent), ("Referer", referer)] {
+                guard let value else { continue }
+                options.headers.removeAll { $0.name.lowercased() == name.lowercased() }
+                options.headers.append(try HTTPHeaderField(parsing: "\(name): \(value)"))
+            }
         } catch {
             throw ValidationError((error as? DownloadError)?.description ?? "\(error)")
         }
