@@ -136,16 +136,29 @@ extension Aria2Service {
 
     func removeDownloadResult(_ params: Parameters) async throws(RPCError) -> JSONValue {
         let (gid, snapshot, status) = try await described(params.gid(0))
+        guard try await forgetResult(gid, snapshot, status, deletingFile: false) else {
+            throw .failed("Could not remove download result of GID#\(gid)")
+        }
+        return "OK"
+    }
+
+    /// Forgets the result of a finished, failed or removed download (a completed file is deleted only with
+    /// `deletingFile`); false, changing nothing, for a download still waiting, running or paused.
+    func forgetResult(
+        _ gid: GID, _ snapshot: DownloadSnapshot, _ status: String, deletingFile: Bool
+    )
+        async throws(RPCError) -> Bool
+    {
         switch status {
         case "removed":
             removed[gid] = nil
         case "complete", "error":
             try await managing { () async throws(DownloadError) in
-                try await manager.remove(snapshot.id, deletingFile: false)
+                try await manager.remove(snapshot.id, deletingFile: deletingFile)
             }
         default:
-            throw .failed("Could not remove download result of GID#\(gid)")
+            return false
         }
-        return "OK"
+        return true
     }
 }

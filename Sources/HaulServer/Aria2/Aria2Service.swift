@@ -195,14 +195,7 @@ public actor Aria2Service {
         case .string(let text): deleteFile = try Aria2Options.boolean(text, option: "deleteFile")
         default: throw .failed("haul.remove's second parameter (deleteFile) must be true or false")
         }
-        switch status {
-        case "removed":
-            removed[gid] = nil
-        case "complete", "error":
-            try await managing { () async throws(DownloadError) in
-                try await manager.remove(snapshot.id, deletingFile: deleteFile)
-            }
-        default:
+        guard try await forgetResult(gid, snapshot, status, deletingFile: deleteFile) else {
             return try await remove(params)
         }
         return "OK"
