@@ -48,6 +48,10 @@ public final class TestOrigin: Sendable {
         /// Close the connection after this many body bytes, for the next `cutTimes` responses.
         public var cutAfter: Int?
         public var cutTimes = Int.max
+        /// How long a `cutAfter` cut waits after its last byte before it closes, as a connection that drops after its
+        /// bytes arrived. AsyncHTTPClient discards bytes it has read but not yet handed to the consumer when the close
+        /// comes in the same read, so an immediate close would make the resume point depend on scheduling.
+        public var cutLinger: Duration = .milliseconds(250)
         /// Stop sending after this many body bytes for `stallDuration`, for the next `stallTimes` responses.
         public var stallAfter: Int?
         public var stallDuration: Duration = .seconds(3600)
@@ -415,7 +419,10 @@ public final class TestOrigin: Sendable {
         }
         var trickleStarted: ContinuousClock.Instant?
         while sent < length {
-            if let cut = faults.cutAfter, faults.cutTimes > 0, sent >= cut { return false }
+            if let cut = faults.cutAfter, faults.cutTimes > 0, sent >= cut {
+                try await Task.sleep(for: faults.cutLinger)
+                return false
+            }
             if let cutEach, sent >= cutEach { return false }
             if let cut = faults.cutAtByte, start + sent >= cut { return false }
             if let stall = faults.stallAtByte, start + sent >= stall {
