@@ -7,7 +7,8 @@ import Darwin
 #endif
 
 /// A private nginx on 127.0.0.1, run in the foreground as a child of the test, with its own configuration: the
-/// server people really download from. `/slow/` serves the same files at `limit_rate`. The access log records
+/// server people really download from. `/slow/` serves the same files at `limit_rate`; `/private/` serves them to
+/// ``user`` with ``password`` only (`auth_basic`). The access log records
 /// `$request_uri $status $bytes_sent "$http_range" "$http_if_range"` per request.
 public final class NginxServer: @unchecked Sendable {
     /// One line of the access log.
@@ -21,6 +22,10 @@ public final class NginxServer: @unchecked Sendable {
 
     public let root: URL
     public let port: Int
+    /// The login `/private/` asks for.
+    public let user = "ann"
+    public let password = "open-sesame"
+
     private let directory: TemporaryDirectory
 
     /// The nginx executable, or nil if it is not installed (`.ci/run` installs `nginx-light`).
@@ -44,6 +49,7 @@ public final class NginxServer: @unchecked Sendable {
         root = directory.file("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: directory.file("tmp"), withIntermediateDirectories: true)
+        try "\(user):{PLAIN}\(password)\n".write(to: directory.file("htpasswd"), atomically: true, encoding: .utf8)
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = try LocalPorts.free()
@@ -69,6 +75,11 @@ public final class NginxServer: @unchecked Sendable {
                         listen 127.0.0.1:\(port);
                         root \(root.path);
                         location /slow/ { alias \(root.path)/; limit_rate \(limitRate); }
+                        location /private/ {
+                            alias \(root.path)/;
+                            auth_basic "haul";
+                            auth_basic_user_file \(prefix)/htpasswd;
+                        }
                     }
                 }
                 """

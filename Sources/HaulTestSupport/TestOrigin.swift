@@ -31,6 +31,10 @@ public final class TestOrigin: Sendable {
         public var gzipped = false
         /// The last this many bytes are zeros (the tail of a disk image, say).
         public var zeroTail = 0
+        /// Credentials a request must carry, else `401` with a challenge.
+        public var authentication: Authentication?
+        /// A `name=value` the request's `Cookie` header must hold, else `403`.
+        public var requiredCookie: String?
 
         public init(size: Int) { self.size = size }
 
@@ -39,6 +43,13 @@ public final class TestOrigin: Sendable {
             let seconds = fixedValidators ? 1_700_000_000 : 1_700_000_000 + version * 3600
             return TestOrigin.httpDate(Date(timeIntervalSince1970: TimeInterval(seconds)))
         }
+    }
+
+    /// How a resource asks for credentials.
+    public enum Authentication: Sendable {
+        case basic(user: String, password: String)
+        /// RFC 7616 Digest with `qop=auth` (or without, RFC 2069 style), the algorithm as named in the challenge.
+        case digest(user: String, password: String, algorithm: String = "MD5", qop: Bool = true)
     }
 
     /// Misbehaviour, switchable while the origin runs.
@@ -110,7 +121,7 @@ public final class TestOrigin: Sendable {
 
     private enum Route: Sendable {
         case resource(Resource)
-        case redirect(to: String, status: Int)
+        case redirect(to: String, status: Int, headers: [(String, String)])
         case status(Int, reason: String?)
     }
 
@@ -126,6 +137,9 @@ public final class TestOrigin: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The Digest nonce this origin hands out; a test may rotate it to see a stale nonce answered.
+    let nonceState = Mutex("4f1c2b3a9e")
+    var nonce: String { nonceState.withLock { $0 } }
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>
     private let serverTask = Mutex<Task<Void, Never>?>(nil)
     public let port: Int
@@ -209,8 +223,9 @@ public final class TestOrigin: Sendable {
         }
     }
 
-    public func redirect(_ path: String, to target: String, status: Int = 302) {
-        state.withLock { $0.routes[path] = .redirect(to: target, status: status) }
+    /// Redirects `path` to `target` with `status`, adding `headers` (a `Set-Cookie`, say) to the response.
+    public func redirect(_ path: String, to target: String, status: Int = 302, headers: [(String, String)] = []) {
+        state.withLock { $0.routes[path] = .redirect(to: target, status: status, headers: headers) }
     }
 
     /// Answers every request to `path` with `status` and an empty body; `reason` replaces the standard reason
@@ -342,9 +357,24 @@ public final class TestOrigin: Sendable {
             return try await sendHead(404, [("Content-Length", "0")])
         case .status(let status, let reason):
             return try await sendHead(status, [("Content-Length", "0")], reason: reason)
-        case .redirect(let target, let status):
-            return try await sendHead(status, [("Location", target), ("Content-Length", "0")])
+        case .redirect(let target, let status, let headers):
+            return try await sendHead(status, [("Location", target), ("Content-Length", "0")] + headers)
         case .resource(let resource):
+            if let required = resource.authentication, !Self.authorizes(head, required, nonce: nonce) {
+                return try await sendHead(
+                    401,
+                    [
+                        ("WWW-Authenticate", Self.challenge(for: required, nonce: nonce, request: head)),
+                        ("Content-Length", "0"),
+                    ])
+            }
+            if let cookie = resource.requiredCookie,
+                !head.headers["Cookie"].contains(where: {
+                    $0.split(separator: ";").contains { $0.trimmingCharacters(in: .whitespaces) == cookie }
+                })
+            {
+                return try await sendHead(403, [("Content-Length", "0")])
+            }
             return try await serveResource(
                 resource, path: path, request: head, faults: faults, index: index, slot: slot, sendHead: sendHead,
                 write: write)

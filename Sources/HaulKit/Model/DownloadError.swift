@@ -59,6 +59,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let damagedRecord = Code(rawValue: 24)
         /// Another download, or another process, already writes to the destination.
         public static let destinationInUse = Code(rawValue: 25)
+        /// A redirect from https to plain http, refused (``RedirectPolicy/allowsInsecureRedirects``).
+        public static let insecureRedirect = Code(rawValue: 26)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -156,7 +158,10 @@ extension DownloadError {
         case 401, 403:
             return .init(
                 code: .httpClientError, summary: "\(status) \(reason) for \(url)",
-                suggestion: "the server refused access: add credentials with a header, or check the URL",
+                suggestion: status == 401
+                    ? "the server wants credentials, or refused the ones sent: give them with --user, ~/.netrc or "
+                        + "user:password@ in the URL, and check them"
+                    : "the server refused access: check the URL and the credentials",
                 isTransient: false, httpStatus: status)
         case 404, 410:
             return .init(
@@ -180,6 +185,13 @@ extension DownloadError {
         .init(
             code: .redirectLoop, summary: "the redirects form a loop",
             suggestion: "the server is misconfigured; use another URL", isTransient: false)
+    }
+
+    public static func insecureRedirect(from: String, to: String) -> DownloadError {
+        .init(
+            code: .insecureRedirect, summary: "\(from) redirects to \(to), which is not encrypted",
+            suggestion: "the rest would travel in clear text; allow it with --allow-insecure-redirect if you trust "
+                + "the network", isTransient: false)
     }
 
     public static func malformedResponse(_ detail: String) -> DownloadError {

@@ -25,6 +25,11 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     /// Connections fetching parts of the file at once, 1…32 (capped by the manager's per-host limit). Used when the
     /// size is known and the server honours ranges; otherwise one connection. Default 1.
     public var connections: Int
+    /// The user name and password for a server that asks for them (Basic or Digest); sent only to the origin of the
+    /// added URL unless ``redirects`` trusts others. Credentials written in the URL are moved here when it is added.
+    public var credentials: Credentials?
+    /// What redirects may take along; see ``RedirectPolicy``.
+    public var redirects: RedirectPolicy
 
     public init(
         checksum: Checksum? = nil,
@@ -33,7 +38,9 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         speedLimit: Int64? = nil,
         metadata: [String: String] = [:],
         onResourceChange: ChangePolicy = .restart,
-        connections: Int = 1
+        connections: Int = 1,
+        credentials: Credentials? = nil,
+        redirects: RedirectPolicy = .init()
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -42,10 +49,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.metadata = metadata
         self.onResourceChange = onResourceChange
         self.connections = connections
+        self.credentials = credentials
+        self.redirects = redirects
     }
 
     private enum CodingKeys: String, CodingKey {
-        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections
+        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -58,6 +67,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
         onResourceChange = try container.decodeIfPresent(ChangePolicy.self, forKey: .onResourceChange) ?? .restart
         connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 1
+        credentials = try container.decodeIfPresent(Credentials.self, forKey: .credentials)
+        redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
     }
 }
 

@@ -4,7 +4,8 @@ extension DownloadManager {
     /// Queues a download and returns its identifier at once.
     ///
     /// Adding the same URL with the same destination again returns the existing download (resuming it if it was
-    /// paused or failed) instead of starting over.
+    /// paused or failed) instead of starting over. A user name and password in the URL become the download's
+    /// ``DownloadOptions/credentials`` (unless it has some) and leave the URL.
     ///
     /// - Parameters:
     ///   - url: an `http` or `https` URL.
@@ -31,7 +32,14 @@ extension DownloadManager {
         var freshPositions: [Int] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
-        for (url, destination, options) in downloads {
+        for (given, destination, givenOptions) in downloads {
+            // Credentials in the URL are kept as the download's credentials, never in its URL (shown everywhere).
+            var url = given
+            var options = givenOptions
+            if let embedded = Credentials.embedded(in: given) {
+                url = embedded.url
+                if options.credentials == nil { options.credentials = embedded.credentials }
+            }
             try Self.validate(url)
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")

@@ -30,6 +30,11 @@ extension DownloadManager {
         public var proxy: ProxySettings?
         /// Which HTTPS servers are trusted (the system's roots plus any given), and the client certificate to show.
         public var tls = TLSSettings.standard
+        /// Logins per host, used when a server asks for credentials and the download has none of its own (only for
+        /// the added URL's origin unless its ``RedirectPolicy`` trusts others; a `default` entry likewise).
+        public var netrc: Netrc?
+        /// Cookies sent with matching requests and updated from responses; nil sends none. Save the jar when done.
+        public var cookies: CookieJar?
         /// Sent as `User-Agent` unless a download sets its own.
         public var userAgent = "Haul/\(HaulVersion.current)"
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.

@@ -25,7 +25,7 @@ public actor DownloadManager {
     let store: any DownloadStore
     let hub = EventHub()
     let globalLimiter: RateLimiter
-    private let transport: HTTPTransport
+    private let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
     /// What each download is: its record, with the state the lifecycle last gave it.
@@ -59,10 +59,11 @@ public actor DownloadManager {
         self.configuration = configuration
         let store = try SQLiteDownloadStore(path: configuration.databaseURL.path)
         self.store = store
-        transport = try HTTPTransport.shared(
+        let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
             tls: configuration.tls)
+        session = HTTPSession(transport: transport, netrc: configuration.netrc, cookies: configuration.cookies)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
         finishing = FinishingQueue(store: store)
         lifecycle = DownloadLifecycle(
@@ -194,7 +195,7 @@ public actor DownloadManager {
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
         let environment = JobEnvironment(
-            transport: transport, store: store, events: hub, settings: configuration.engineSettings,
+            session: session, store: store, events: hub, settings: configuration.engineSettings,
             globalLimiter: globalLimiter, finishing: finishing,
             reserveDestination: { [weak self] id, directory, name throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }

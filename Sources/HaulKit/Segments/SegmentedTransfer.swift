@@ -39,7 +39,7 @@ struct SegmentedTransfer: Sendable {
     let url: String
     let validator: ResourceValidator
     let policy: DownloadOptions.ChangePolicy
-    let headers: @Sendable (_ first: Int64, _ last: Int64, _ ifRange: String?) -> [(String, String)]
+    let profile: RequestProfile
     let writer: BodyWriter
     let board: SegmentBoard
     let state: TransferState
@@ -105,8 +105,8 @@ struct SegmentedTransfer: Sendable {
             var end = min(segment.end, start + max(4 * minimum, (segment.end - start) / 2))
             if segment.end - end < minimum { end = segment.end }  // no tiny last request
             board.requesting(segment.id, through: end)
-            let response = try await environment.transport.get(
-                url, headers: headers(start, end - 1, validator.ifRange), logger: logger)
+            let response = try await environment.session.get(
+                url, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange, logger: logger)
             body = try accept(response, start: start, overlap: overlap)
         }
 

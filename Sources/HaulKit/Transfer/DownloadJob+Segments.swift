@@ -48,12 +48,11 @@ extension DownloadJob {
         else {
             throw DownloadError.internalError("download \(id) lost its plan")
         }
-        let headers = requestHeaders
         // Each connection counts itself while it transfers.
         state.update { $0.activeConnections = 0 }
         let transfer = SegmentedTransfer(
             id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
-            headers: { first, last, ifRange in headers.fields(range: "bytes=\(first)-\(last)", ifRange: ifRange) },
+            profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
             connections: connectionsAllowed, logger: logger)
         do {

@@ -245,8 +245,10 @@ struct DownloadJob {
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
     }
 
-    var requestHeaders: RequestHeaders {
-        RequestHeaders(userAgent: settings.userAgent, custom: record.options.headers)
+    var requestProfile: RequestProfile {
+        RequestProfile(
+            userAgent: settings.userAgent, custom: record.options.headers, credentials: record.options.credentials,
+            redirects: record.options.redirects)
     }
 
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
@@ -258,11 +260,11 @@ struct DownloadJob {
         -> HTTPClientResponse
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
-        let headers = requestHeaders.fields(
-            range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
-            ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil)
         state.update { $0.activeConnections = 1 }
-        return try await environment.transport.get(record.url, headers: headers, decoding: decoding, logger: logger)
+        return try await environment.session.get(
+            record.url, profile: requestProfile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
+            ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil, decoding: decoding,
+            logger: logger)
     }
 
     // MARK: - Writing

@@ -1,6 +1,6 @@
 /// Everything a job needs from its manager.
 struct JobEnvironment: Sendable {
-    let transport: HTTPTransport
+    let session: HTTPSession
     let store: DownloadStore
     let events: EventHub
     let settings: EngineSettings

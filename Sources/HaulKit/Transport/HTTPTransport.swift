@@ -8,14 +8,15 @@ import Synchronization
 
 /// Sends GET requests with AsyncHTTPClient, configured for downloading.
 ///
-/// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), redirects followed up to 10 without
-/// cycles, no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
+/// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), one request per call (``HTTPSession``
+/// follows redirects), no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
 /// although asked not to), the stall timeout as the read timeout (it is what
 /// catches a body that stops), the system trust store for TLS with what ``TLSSettings`` add, and the proxy
 /// ``ProxySettings`` choose per host.
 /// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
 /// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
 final class HTTPTransport: Sendable {
+    /// Redirects ``HTTPSession`` follows before it gives up.
     static let maximumRedirects = 10
 
     private struct Key: Hashable {
@@ -104,7 +105,7 @@ final class HTTPTransport: Sendable {
             if let existing = made[proxy] { return existing }
             var configuration = HTTPClient.Configuration()
             configuration.httpVersion = .http1Only
-            configuration.redirectConfiguration = .follow(max: HTTPTransport.maximumRedirects, allowCycles: false)
+            configuration.redirectConfiguration = .disallow  // HTTPSession follows them, with its own rules
             configuration.decompression = .disabled
             configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: TimeAmount(key.stallTimeout))
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = key.maxConnectionsPerHost

@@ -134,6 +134,8 @@ public actor Aria2Service {
         var startPaused = false
         var split: Int?
         var perServer: Int?
+        var httpUser: String?
+        var httpPassword: String?
         for (name, value) in given {
             if name == "header" {
                 options.headers += try Aria2Options.headers(value)
@@ -148,6 +150,8 @@ public actor Aria2Service {
             case "max-download-limit": options.speedLimit = try Aria2Options.speed(text, option: name)
             case "checksum": options.checksum = try Aria2Options.checksum(text)
             case "pause": startPaused = try Aria2Options.boolean(text, option: name)
+            case "http-user": httpUser = text
+            case "http-passwd": httpPassword = text
             default:
                 // Options Haul has no use for (BitTorrent, FTP, allocation…) are accepted and ignored, as clients
                 // send their whole option set.
@@ -155,6 +159,7 @@ public actor Aria2Service {
             }
         }
         options.connections = min(split ?? perServer ?? 1, perServer ?? 32)
+        if let httpUser { options.credentials = Credentials(user: httpUser, password: httpPassword ?? "") }
         let folder = try jail.directory(directory)
         let destination: DownloadDestination =
             if let out { .file(try jail.file(out, in: folder)) } else { .directory(folder) }
@@ -280,6 +285,10 @@ public actor Aria2Service {
         ]
         if let file = snapshot.file { options["out"] = .string(file.lastPathComponent) }
         if let checksum = snapshot.options.checksum { options["checksum"] = .string(checksum.description) }
+        if let credentials = snapshot.options.credentials {
+            options["http-user"] = .string(credentials.user)
+            options["http-passwd"] = .string("***")
+        }
         if !snapshot.options.headers.isEmpty {
             options["header"] = .array(snapshot.options.headers.map { .string("\($0.name): \($0.displayValue)") })
         }

@@ -12,11 +12,15 @@ final class ForegroundSession {
     private var consuming: Task<Void, Never>?
     private var ticking: Task<Void, Never>?
     private let resumeHint: String
+    /// Runs once the manager has stopped (saving cookies).
+    private let onShutdown: () -> Void
 
     private init(
         manager: DownloadManager, display: SessionDisplay, interruption: Interruption,
-        events: AsyncStream<DownloadEvent>, mode: SessionDisplay.Mode, resumeHint: String
+        events: AsyncStream<DownloadEvent>, mode: SessionDisplay.Mode, resumeHint: String,
+        onShutdown: @escaping () -> Void
     ) {
+        self.onShutdown = onShutdown
         self.manager = manager
         self.display = display
         self.interruption = interruption
@@ -28,7 +32,7 @@ final class ForegroundSession {
     /// Opens the database, installs the signal handlers and starts collecting events (shown from ``show(_:)`` on).
     static func open(
         _ configuration: DownloadManager.Configuration, mode: SessionDisplay.Mode, followsNewDownloads: Bool,
-        resumeHint: String
+        resumeHint: String, onShutdown: @escaping () -> Void = {}
     ) async throws -> ForegroundSession {
         let manager: DownloadManager
         do {
@@ -42,7 +46,7 @@ final class ForegroundSession {
         let display = SessionDisplay(mode: mode, manager: manager, followsNewDownloads: followsNewDownloads)
         return ForegroundSession(
             manager: manager, display: display, interruption: interruption, events: await manager.events(),
-            mode: mode, resumeHint: resumeHint)
+            mode: mode, resumeHint: resumeHint, onShutdown: onShutdown)
     }
 
     /// Starts showing these downloads and the events collected since ``open(_:mode:followsNewDownloads:resumeHint:)``.
@@ -65,6 +69,7 @@ final class ForegroundSession {
     /// Stops the manager, prints the summary and ends the command with the session's exit status.
     func finish(adding failures: [DownloadError] = []) async throws -> Never {
         await manager.shutdown()
+        onShutdown()
         await consuming?.value
         ticking?.cancel()
         let entries = await display.entries

@@ -28,7 +28,7 @@ struct Get: AsyncParsableCommand {
         configuration.resumesStoredDownloads = false
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: false,
-            resumeHint: "run the same command again")
+            resumeHint: "run the same command again", onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
 
         let options = try request.downloadOptions()

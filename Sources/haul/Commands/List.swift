@@ -84,6 +84,8 @@ struct DownloadSummary: Encodable {
     var checksum: String?
     /// Extra request headers as `Name: value`, credentials masked.
     var headers: [String]?
+    /// The login as `name:***`.
+    var credentials: String?
     var createdAt: Date
     var startedAt: Date?
     var completedAt: Date?
@@ -101,6 +103,7 @@ struct DownloadSummary: Encodable {
         connections = snapshot.options.connections
         checksum = snapshot.options.checksum?.description
         headers = snapshot.options.headers.isEmpty ? nil : snapshot.options.headers.map(\.description)
+        credentials = snapshot.options.credentials?.description
         createdAt = snapshot.createdAt
         startedAt = snapshot.startedAt
         completedAt = snapshot.completedAt

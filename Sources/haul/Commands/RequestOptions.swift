@@ -45,6 +45,24 @@ struct RequestOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Send this Referer (the page the link was on).", valueName: "URL"))
     var referer: String?
 
+    @Option(
+        name: [.customLong("user")],
+        help: ArgumentHelp(
+            "Log in as NAME when the server asks (Basic or Digest); without :PASSWORD it is asked for on the terminal.",
+            valueName: "NAME[:PASSWORD]"))
+    var user: String?
+
+    @Flag(
+        name: .customLong("location-trusted"),
+        help:
+            "Also send credentials, cookies of the command line and -H headers to the other hosts a redirect leads to.")
+    var locationTrusted = false
+
+    @Flag(
+        name: .customLong("allow-insecure-redirect"),
+        help: "Follow a redirect from https to plain http (refused by default).")
+    var allowInsecureRedirect = false
+
     /// A download to add: where from, where to.
     struct Planned {
         var url: URL
@@ -63,7 +81,7 @@ struct RequestOptions: ParsableArguments {
                 throw ValidationError("two downloads would write \(file.path): give each its own out= name")
             }
         }
-        _ = try downloadOptions()
+        _ = try downloadOptions(prompting: false)
     }
 
     /// The URLs with their destinations, from the arguments and the input file.
@@ -122,10 +140,21 @@ struct RequestOptions: ParsableArguments {
         return result
     }
 
-    /// The engine options for every planned download.
-    func downloadOptions() throws -> DownloadOptions {
+    /// The engine options for every planned download; with `prompting`, a password missing from `--user` is asked
+    /// for on the terminal.
+    func downloadOptions(prompting: Bool = true) throws -> DownloadOptions {
         var options = DownloadOptions(connections: connections)
+        options.redirects = RedirectPolicy(
+            trustsOtherOrigins: locationTrusted, allowsInsecureRedirects: allowInsecureRedirect)
         do {
+            if let user {
+                let (name, password) = try Credentials.parsing(user)
+                if let password {
+                    options.credentials = Credentials(user: name, password: password)
+                } else if prompting {
+                    options.credentials = Credentials(user: name, password: try PasswordPrompt.read(for: name))
+                }
+            }
             options.checksum = try checksum.map { try Checksum(parsing: $0) }
             options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
             // Said once here, they replace a -H of the same name.

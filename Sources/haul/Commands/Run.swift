@@ -19,9 +19,10 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
+        let configuration = transfer.configuration(state: state, retryMaxTime: 600)
         let session = try await ForegroundSession.open(
-            transfer.configuration(state: state, retryMaxTime: 600), mode: transfer.mode, followsNewDownloads: true,
-            resumeHint: "run 'haul run' again")
+            configuration, mode: transfer.mode, followsNewDownloads: true, resumeHint: "run 'haul run' again",
+            onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
         await session.show(await manager.snapshots(in: [.queued, .running]))
         while !session.wasInterrupted, await manager.count(in: [.queued, .running]) > 0 {

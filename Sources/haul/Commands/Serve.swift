@@ -48,6 +48,7 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var network: ProxyOptions
     @OptionGroup var trust: TLSOptions
+    @OptionGroup var login: LoginOptions
     @OptionGroup var state: StateOptions
 
     func validate() throws {
@@ -84,6 +85,7 @@ struct Serve: AsyncParsableCommand {
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
         configuration.proxy = try network.settings()
         configuration.tls = trust.settings
+        try login.apply(to: &configuration)
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(
@@ -109,7 +111,9 @@ struct Serve: AsyncParsableCommand {
         } catch {
             Console.error("haul serve stopped: \(error)")
             await manager.shutdown()
+            login.save(configuration)
             throw ExitStatus.fileSystem
         }
+        login.save(configuration)
     }
 }

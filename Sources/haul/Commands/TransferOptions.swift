@@ -40,6 +40,7 @@ struct TransferOptions: ParsableArguments {
 
     @OptionGroup var network: ProxyOptions
     @OptionGroup var trust: TLSOptions
+    @OptionGroup var login: LoginOptions
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
@@ -94,6 +95,7 @@ struct TransferOptions: ParsableArguments {
         // Checked in validate(): a bad proxy never gets this far.
         configuration.proxy = try? network.settings()
         configuration.tls = trust.settings
+        try? login.apply(to: &configuration)
         return configuration
     }
 

@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+
+/// How one manager sends a download's requests over the shared ``HTTPTransport``: redirects followed safely
+/// (``RedirectPolicy``), authentication challenges answered (Basic, Digest) with the download's credentials or the
+/// netrc file's, and cookies carried both ways.
+struct HTTPSession: Sendable {
+    let transport: HTTPTransport
+    let netrc: Netrc?
+    let cookies: CookieJar?
+    let authenticator = Authenticator()
+
+    /// Sends `GET url` with `profile`'s headers and the range, follows up to ``HTTPTransport/maximumRedirects``
+    /// redirects and answers authentication challenges; returns once the final response head has arrived (its
+    /// `url` is where it came from). A `401` that cannot be answered, or whose answer was refused, is returned.
+    func get(
+        _ url: String, profile: RequestProfile, range: String? = nil, ifRange: String? = nil, decoding: Bool = false,
+        logger: Logger
+    ) async throws -> HTTPClientResponse {
+        guard var current = URL(string: url), current.host != nil else {
+            throw DownloadError.invalidURL(url, reason: "it is not an absolute URL")
+        }
+        let home = Authenticator.origin(of: current)
+        var visited: Set<String> = [current.absoluteString]
+        var redirects = 0
+        var challengesAnswered = 0
+        while true {
+            let host = current.host ?? ""
+            let trusted = profile.redirects.trustsOtherOrigins || Authenticator.origin(of: current) == home
+            var headers = profile.fields(range: range, ifRange: ifRange, trusted: trusted)
+            let userAuthorizes = headers.contains { $0.0.lowercased() == "authorization" }
+            let credentials =
+                userAuthorizes
+                ? nil
+                : (trusted ? profile.credentials : nil) ?? netrc?.credentials(for: host, includingDefault: trusted)
+            var sentAuthorization = false
+            if let credentials, let value = authenticator.authorization(for: current, credentials: credentials) {
+                headers.append(("Authorization", value))
+                sentAuthorization = true
+            }
+            if let jar = cookies?.header(for: current) {
+                if let index = headers.firstIndex(where: { $0.0.lowercased() == "cookie" }) {
+                    headers[index].1 += "; " + jar
+                } else {
+                    headers.append(("Cookie", jar))
+                }
+            }
+
+            let response = try await transport.get(
+                current.absoluteString, headers: headers, decoding: decoding, logger: logger)
+            cookies?.store(response.headers["Set-Cookie"], from: current)
+            let status = Int(response.status.code)
+
+            if status == 401, let credentials, challengesAnswered < 2,
+                authenticator.learn(
+                    response.headers["WWW-Authenticate"], from: current, sentAuthorization: sentAuthorization)
+            {
+                logger.debug(
+                    "answering an authentication challenge",
+                    metadata: ["url": "\(current.absoluteString)", "user": "\(credentials.user)"])
+                challengesAnswered += 1
+                await Self.discard(response)
+                continue
+            }
+
+            guard [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location")
+            else { return response }
+            guard let target = URL(string: location, relativeTo: current)?.absoluteURL,
+                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+            else {
+                throw DownloadError.malformedResponse(
+                    "\(current.absoluteString) redirects to '\(ControlCharacters.removed(from: location))', which is "
+                        + "not an http or https URL")
+            }
+            if current.scheme?.lowercased() == "https", scheme == "http", !profile.redirects.allowsInsecureRedirects {
+                throw DownloadError.insecureRedirect(from: current.absoluteString, to: target.absoluteString)
+            }
+            guard redirects < HTTPTransport.maximumRedirects else {
+                throw DownloadError.tooManyRedirects(limit: HTTPTransport.maximumRedirects)
+            }
+            guard visited.insert(target.absoluteString).inserted else { throw DownloadError.redirectLoop }
+            logger.debug(
+                "following a redirect",
+                metadata: ["from": "\(current.absoluteString)", "to": "\(target.absoluteString)"])
+            await Self.discard(response)
+            redirects += 1
+            challengesAnswered = 0
+            current = target
+        }
+    }
+
+    /// Reads and drops a small body (a redirect's or a refusal's), so the connection can serve the next request; a
+    /// large one is abandoned (its connection closes).
+    private static func discard(_ response: HTTPClientResponse) async {
+        var read = 0
+        do {
+            for try await part in response.body {
+                read += part.readableBytes
+                if read > 64 * 1024 { return }
+            }
+        } catch {
+            // The next request opens another connection.
+        }
+    }
+}
