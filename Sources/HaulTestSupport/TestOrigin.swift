@@ -35,6 +35,9 @@ public final class TestOrigin: Sendable {
         public var authentication: Authentication?
         /// A `name=value` the request's `Cookie` header must hold, else `403`.
         public var requiredCookie: String?
+        /// The `token=` query values that open the file (a signed URL); any other, or none, gets `403`, as an
+        /// expired S3 link does. Nil: no token needed.
+        public var validTokens: Set<String>?
 
         public init(size: Int) { self.size = size }
 
@@ -134,6 +137,13 @@ public final class TestOrigin: Sendable {
         var peakConnections = 0
         var activeResponses = 0
         var peakResponses = 0
+        /// Bumped by ``dropOpenResponses()``: a body whose response began before stops.
+        var dropGeneration = 0
+    }
+
+    /// Closes every response body under way (after the bytes already written), as a network that drops them.
+    public func dropOpenResponses() {
+        state.withLock { $0.dropGeneration += 1 }
     }
 
     private let state = Mutex(State())
@@ -368,6 +378,12 @@ public final class TestOrigin: Sendable {
                         ("Content-Length", "0"),
                     ])
             }
+            if let tokens = resource.validTokens {
+                let query = URLComponents(string: head.uri)?.queryItems ?? []
+                guard let token = query.first(where: { $0.name == "token" })?.value, tokens.contains(token) else {
+                    return try await sendHead(403, [("Content-Length", "0")], reason: "Request has expired")
+                }
+            }
             if let cookie = resource.requiredCookie,
                 !head.headers["Cookie"].contains(where: {
                     $0.split(separator: ";").contains { $0.trimmingCharacters(in: .whitespaces) == cookie }
@@ -386,6 +402,7 @@ public final class TestOrigin: Sendable {
         sendHead: (Int, [(String, String)], String?) async throws -> Bool,
         write: @Sendable (ByteBuffer) async throws -> Void
     ) async throws -> Bool {
+        let dropGeneration = state.withLock { $0.dropGeneration }
         var fields: [(String, String)] = [("Accept-Ranges", "bytes")]
         var resource = resource
         if faults.rotatesValidators {
@@ -454,6 +471,7 @@ public final class TestOrigin: Sendable {
                 return false
             }
             if let cutEach, sent >= cutEach { return false }
+            if state.withLock({ $0.dropGeneration }) != dropGeneration { return false }
             if let cut = faults.cutAtByte, start + sent >= cut { return false }
             if let stall = faults.stallAtByte, start + sent >= stall {
                 try await Task.sleep(for: faults.stallDuration)

@@ -39,6 +39,26 @@ struct MethodTests {
             #expect(try await client.rpc("aria2.removeDownloadResult", [.string(gid)]).result == "OK")
             #expect(try await client.rpc("aria2.tellStopped", [0, 10]).result == [])
             #expect(FileManager.default.fileExists(atPath: downloads.appendingPathComponent("sub/a.bin").path))
+            // Several URIs are one file from mirrors; changeUri edits the mirrors, never the download's own URL.
+            let mirror = "http://127.0.0.1:9/a.bin"
+            let mirrored = try #require(
+                try await client.rpc(
+                    "aria2.addUri",
+                    [[.string(url.absoluteString), .string(mirror)], ["out": "m.bin", "pause": "true"]]
+                ).result?.stringValue)
+            let both = try await client.rpc("aria2.getUris", [.string(mirrored)])
+            #expect(both.result?.arrayValue?.compactMap { $0["uri"]?.stringValue } == [url.absoluteString, mirror])
+            let changed = try await client.rpc(
+                "aria2.changeUri", [.string(mirrored), 1, [.string(mirror)], ["http://127.0.0.1:9/b.bin"]])
+            #expect(changed.result == [1, 1])
+            let after = try await client.rpc("aria2.getUris", [.string(mirrored)])
+            #expect(
+                after.result?.arrayValue?.compactMap { $0["uri"]?.stringValue } == [
+                    url.absoluteString, "http://127.0.0.1:9/b.bin",
+                ])
+            let refused = try await client.rpc(
+                "aria2.changeUri", [.string(mirrored), 1, [.string(url.absoluteString)], []])
+            #expect(refused.error != nil)
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Something that happened to a download, delivered through ``DownloadManager/events()``.
 public struct DownloadEvent: Sendable {
     /// What happened.
@@ -12,6 +14,9 @@ public struct DownloadEvent: Sendable {
         case restarted(RestartReason)
         /// A transient error; the download tries again after `delay`.
         case retrying(DownloadError, attempt: Int, delay: Duration)
+        /// A mirror (``DownloadOptions/mirrors``) failed or served something else, and is not used again in this run;
+        /// its segments go to the other sources.
+        case mirrorDropped(URL, reason: String)
     }
 
     public var id: DownloadID

@@ -30,6 +30,11 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     public var credentials: Credentials?
     /// What redirects may take along; see ``RedirectPolicy``.
     public var redirects: RedirectPolicy
+    /// Other URLs of the same file. A download with several ``connections`` spreads its segments over them once
+    /// each has shown the same length and the same bytes as the file so far; a mirror that fails or differs is
+    /// dropped for the run (``DownloadEvent/Change/mirrorDropped(_:reason:)``), never spliced in. Credentials and
+    /// custom headers go to a mirror only when it shares the download URL's origin, or ``redirects`` trusts others.
+    public var mirrors: [URL]
 
     public init(
         checksum: Checksum? = nil,
@@ -40,7 +45,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         onResourceChange: ChangePolicy = .restart,
         connections: Int = 1,
         credentials: Credentials? = nil,
-        redirects: RedirectPolicy = .init()
+        redirects: RedirectPolicy = .init(),
+        mirrors: [URL] = []
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -51,10 +57,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.connections = connections
         self.credentials = credentials
         self.redirects = redirects
+        self.mirrors = mirrors
     }
 
     private enum CodingKeys: String, CodingKey {
-        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
+        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects,
+            mirrors
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -69,6 +77,7 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 1
         credentials = try container.decodeIfPresent(Credentials.self, forKey: .credentials)
         redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
+        mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
     }
 }
 

@@ -41,6 +41,7 @@ extension DownloadManager {
                 if options.credentials == nil { options.credentials = embedded.credentials }
             }
             try Self.validate(url)
+            for mirror in options.mirrors { try Self.validate(mirror) }
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
             }
@@ -87,7 +88,7 @@ extension DownloadManager {
         return results.map { $0! }
     }
 
-    private static func validate(_ url: URL) throws(DownloadError) {
+    static func validate(_ url: URL) throws(DownloadError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .invalidURL(url.absoluteString, reason: "only http and https are supported")
         }

@@ -25,9 +25,14 @@ extension DownloadManager {
         public var lowSpeedWindow: Duration = .seconds(30)
         /// A cap on the total speed of all downloads in bytes per second; nil for none.
         public var globalSpeedLimit: Int64?
+        /// Caps in bytes per second on all downloads from one host together, by host name as written in the URLs
+        /// (any case; the port does not matter). Connections per host are capped by ``maxConnectionsPerHost``.
+        public var hostSpeedLimits: [String: Int64] = [:]
         /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
         /// reads them as curl does.
         public var proxy: ProxySettings?
+        /// Connect over this IP version only; nil uses whichever works (both are tried). Default nil.
+        public var addressFamily: AddressFamily?
         /// Which HTTPS servers are trusted (the system's roots plus any given), and the client certificate to show.
         public var tls = TLSSettings.standard
         /// Logins per host, used when a server asks for credentials and the download has none of its own (only for
@@ -35,6 +40,10 @@ extension DownloadManager {
         public var netrc: Netrc?
         /// Cookies sent with matching requests and updated from responses; nil sends none. Save the jar when done.
         public var cookies: CookieJar?
+        /// Asked for a fresh URL when a download's URL is refused with 401, 403 or 410 (a signed URL that expired);
+        /// the download continues from its bytes on disk when the fresh URL serves the same file. Nil: such a
+        /// refusal fails the download. At most ``RetryPolicy/maxURLRefreshes`` in a row without progress.
+        public var urlProvider: URLProvider?
         /// Sent as `User-Agent` unless a download sets its own.
         public var userAgent = "Haul/\(HaulVersion.current)"
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.

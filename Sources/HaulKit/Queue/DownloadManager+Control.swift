@@ -79,6 +79,17 @@ extension DownloadManager {
         jobs[id]?.limiter.setLimit(bytesPerSecond)
     }
 
+    /// Replaces a download's mirrors (``DownloadOptions/mirrors``); a running download uses the new list from its
+    /// next run (after a pause, a restart or a new process).
+    public func setMirrors(_ mirrors: [URL], for id: DownloadID) throws(DownloadError) {
+        var record = try existing(id)
+        for mirror in mirrors { try Self.validate(mirror) }
+        record.options.mirrors = mirrors
+        record.updatedAt = Date()
+        records[id] = record
+        try store.saveSettings(record)
+    }
+
     /// Changes a download's priority (higher starts first; equal priorities start in the order added).
     public func setPriority(_ priority: Int, for id: DownloadID) throws(DownloadError) {
         var record = try existing(id)
@@ -109,6 +120,24 @@ extension DownloadManager {
 
     /// The current cap on all downloads together.
     public var globalSpeedLimit: Int64? { globalLimiter.limit }
+
+    /// Changes the cap on all downloads from `host` together (bytes per second, nil for none), also while they run.
+    public func setSpeedLimit(_ bytesPerSecond: Int64?, forHost host: String) throws(DownloadError) {
+        if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
+        hostLimiter(host).setLimit(bytesPerSecond)
+    }
+
+    /// The current cap on all downloads from `host` together.
+    public func speedLimit(forHost host: String) -> Int64? { hostLimiters[host.lowercased()]?.limit }
+
+    /// The limiter shared by the downloads from `host`, made on first use.
+    func hostLimiter(_ host: String) -> RateLimiter {
+        let key = host.lowercased()
+        if let existing = hostLimiters[key] { return existing }
+        let limiter = RateLimiter(bytesPerSecond: nil, clock: configuration.tickClock)
+        hostLimiters[key] = limiter
+        return limiter
+    }
 
     /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them).
     /// The manager accepts no new work afterwards.

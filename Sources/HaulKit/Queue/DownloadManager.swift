@@ -25,6 +25,9 @@ public actor DownloadManager {
     let store: any DownloadStore
     let hub = EventHub()
     let globalLimiter: RateLimiter
+    /// One limiter per host downloads ran from (unlimited unless a limit was set), shared by every download from it,
+    /// so a limit set later applies to the running ones too.
+    var hostLimiters: [String: RateLimiter] = [:]
     private let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
@@ -62,9 +65,13 @@ public actor DownloadManager {
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
-            tls: configuration.tls)
+            tls: configuration.tls, addressFamily: configuration.addressFamily)
         session = HTTPSession(transport: transport, netrc: configuration.netrc, cookies: configuration.cookies)
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
+        for (host, limit) in configuration.hostSpeedLimits {
+            guard limit > 0 else { throw .invalidRequest("the speed limit for \(host) must be positive, got \(limit)") }
+            hostLimiters[host.lowercased()] = RateLimiter(bytesPerSecond: limit, clock: configuration.tickClock)
+        }
         finishing = FinishingQueue(store: store)
         lifecycle = DownloadLifecycle(
             rules: .init(
@@ -196,7 +203,9 @@ public actor DownloadManager {
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
         let environment = JobEnvironment(
             session: session, store: store, events: hub, settings: configuration.engineSettings,
-            globalLimiter: globalLimiter, finishing: finishing,
+            globalLimiter: globalLimiter,
+            hostLimiter: URL(string: record.url)?.host.map(hostLimiter),
+            urlProvider: configuration.urlProvider, finishing: finishing,
             reserveDestination: { [weak self] id, directory, name throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
                 return try await self.reserveDestination(for: id, in: directory, name: name)

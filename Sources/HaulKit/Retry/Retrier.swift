@@ -22,9 +22,14 @@ final class Retrier: Sendable {
     private let settings: EngineSettings
     private let events: EventHub
     private let id: DownloadID
+    private let target: RequestTarget?
 
-    init(id: DownloadID, settings: EngineSettings, events: EventHub, startingWith bytes: Int64) {
+    init(
+        id: DownloadID, settings: EngineSettings, events: EventHub, target: RequestTarget? = nil,
+        startingWith bytes: Int64
+    ) {
         self.id = id
+        self.target = target
         self.settings = settings
         self.events = events
         stopwatch = Stopwatch(settings.clock)
@@ -38,8 +43,10 @@ final class Retrier: Sendable {
     }
 
     /// Waits before the next attempt after `setback`, or throws ``GaveUp`` with the error that ends the download
-    /// (`CancellationError` when the task is cancelled while waiting). `bytes` are on disk now.
-    func wait(after setback: Setback, bytes: Int64) async throws {
+    /// (`CancellationError` when the task is cancelled while waiting). `bytes` are on disk now. A refusal that
+    /// means an expired URL (401, 403, 410) is answered with a fresh URL from the target, at once, when it has one;
+    /// `generation` is the target's generation the failed request used.
+    func wait(after setback: Setback, bytes: Int64, requestedWith generation: Int = 0) async throws {
         let now = stopwatch.elapsed
         let random = Double.random(in: 0...1)
         let error: DownloadError
@@ -47,6 +54,26 @@ final class Retrier: Sendable {
         switch setback {
         case .failure(let failure):
             error = DownloadError.mapping(failure, stallTimeout: settings.stallTimeout)
+            if let target, target.canRefresh, let status = error.httpStatus,
+                RequestTarget.expiryStatuses.contains(status)
+            {
+                if let final = budget.withLock({ $0.mayRefresh(after: error, bytes: bytes, at: now) }) {
+                    throw GaveUp(error: final)
+                }
+                switch await target.refresh(from: generation, status: status) {
+                case .replaced:
+                    let attempt = budget.withLock { $0.refreshed() }
+                    settings.logger.info(
+                        "the URL was refused; continuing with a fresh one",
+                        metadata: ["download": "\(id)", "status": "\(status)"])
+                    events.yield(id, .retrying(error, attempt: attempt, delay: .zero))
+                    return
+                case .replacedElsewhere:
+                    return  // another connection already has a fresh URL: use it at once
+                case .unavailable:
+                    break
+                }
+            }
             decision = budget.withLock { $0.failed(error, bytes: bytes, at: now, random: random) }
         case .restart(let reason, let detail):
             error = DownloadError.restart(reason, detail: detail)

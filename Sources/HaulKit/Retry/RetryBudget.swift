@@ -22,6 +22,8 @@ struct RetryBudget: Sendable, Equatable {
     private(set) var attemptsWithoutProgress = 0
     /// Restarts from byte 0 in this run.
     private(set) var restarts = 0
+    /// Fresh URLs asked for since the last new byte.
+    private(set) var refreshesWithoutProgress = 0
 
     init(policy: RetryPolicy, startingWith bytes: Int64, at now: Duration) {
         self.policy = policy
@@ -35,6 +37,30 @@ struct RetryBudget: Sendable, Equatable {
         furthest = bytes
         lastProgress = now
         attemptsWithoutProgress = 0
+        refreshesWithoutProgress = 0
+    }
+
+    /// Whether a fresh URL may be asked for after `error` (a refusal that means an expired URL: 401, 403 or 410):
+    /// nil when it may, else the error that ends the download (``RetryPolicy/maxURLRefreshes`` asked in a row
+    /// without progress, or the attempts spent).
+    mutating func mayRefresh(after error: DownloadError, bytes: Int64, at now: Duration) -> DownloadError? {
+        observe(bytes: bytes, at: now)
+        if refreshesWithoutProgress >= policy.maxURLRefreshes {
+            return DownloadError(
+                code: error.code, summary: "\(error.summary) (gave up after \(policy.maxURLRefreshes) fresh URLs)",
+                suggestion: error.suggestion, isTransient: false, httpStatus: error.httpStatus)
+        }
+        if attemptsWithoutProgress + 1 >= policy.maxAttempts {
+            return error.givingUp(after: attemptsWithoutProgress + 1)
+        }
+        return nil
+    }
+
+    /// Counts a fresh URL that was given (an attempt without progress); returns the attempt number.
+    mutating func refreshed() -> Int {
+        refreshesWithoutProgress += 1
+        attemptsWithoutProgress += 1
+        return attemptsWithoutProgress
     }
 
     /// Decides what follows a failed attempt. `bytes` are on disk now; final errors end the download at once.

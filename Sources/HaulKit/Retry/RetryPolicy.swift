@@ -25,6 +25,9 @@ public struct RetryPolicy: Sendable, Hashable {
     public var jitter: Double = 0.5
     /// Longest `Retry-After` that is honoured; longer requests are waited for this long. Default 1 hour.
     public var maxRetryAfter: Duration = .seconds(3600)
+    /// Fresh URLs asked of ``DownloadManager/Configuration/urlProvider`` in a row without a new byte before the
+    /// download fails with the refusal that made it ask. Default 3.
+    public var maxURLRefreshes: Int = 3
 
     public init() {}
 

@@ -62,5 +62,16 @@ final class SegmentBoard: Sendable {
 
     var plan: SegmentPlanner { state.withLock { $0.planner } }
 
+    /// Up to `length` bytes already written to the part file (the longest written prefix of any segment), to compare
+    /// a mirror's bytes with; nil while nothing is written.
+    func writtenRange(length: Int64) -> Range<Int64>? {
+        state.withLock { state in
+            guard let longest = state.planner.segments.max(by: { $0.written < $1.written }), longest.written > 0 else {
+                return nil
+            }
+            return longest.start..<(longest.start + min(longest.written, length))
+        }
+    }
+
     func close() { state.withLock { $0.journal.close() } }
 }

@@ -11,7 +11,15 @@ import NIOCore
 /// whole new copy: it stops the others and is handed to the job, which writes it from byte 0 on one connection.
 /// A connection that the server refuses (503, 429, refused) before any byte, while others work, gives up its place.
 /// Failures are retried through the download's one ``Retrier``, so bytes gained on any segment count as progress.
+/// With mirrors, connections other than the first fetch from them once each passed its check (``MirrorSet``); a
+/// mirror that fails or differs is dropped and its segment goes back to the plan, without costing the retry budget.
 struct SegmentedTransfer: Sendable {
+    /// A mirror failed or served something else: drop it, give its segment to another source.
+    struct MirrorRejected: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
+
     /// Stop every connection and restart the download from byte 0.
     struct Restart: Error {
         var reason: RestartReason
@@ -36,7 +44,9 @@ struct SegmentedTransfer: Sendable {
     }
 
     let id: DownloadID
-    let url: String
+    /// Where requests go (a fresh URL replaces an expired one for every connection).
+    let target: RequestTarget
+    let mirrors: MirrorSet
     let validator: ResourceValidator
     let policy: DownloadOptions.ChangePolicy
     let profile: RequestProfile
@@ -63,20 +73,36 @@ struct SegmentedTransfer: Sendable {
         board.workerChanged(by: 1)
         defer { board.workerChanged(by: -1) }
         var opening = opening
+        var generation = 0
         while let (segment, verify) = board.claim() {
             let setback: DownloadError
+            let source = opening == nil ? mirrors.source(for: index) : .primary
             do {
-                let wrote = try await fetch(segment, verify: verify, opening: &opening)
+                let wrote = try await fetch(
+                    segment, verify: verify, opening: &opening, generation: &generation, source: source)
                 board.release(segment.id)
                 if wrote { continue }
+                if case .mirror(let mirror, let url, _) = source {
+                    drop(mirror, url, reason: "it answered without any of the bytes asked for")
+                    continue
+                }
                 // An answer that carried none of the requested bytes waits like a failure: no tight loop.
                 setback = .responseTruncated(received: 0, expected: segment.end - segment.next)
             } catch {
                 board.release(segment.id)
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
                 if error is Restart || error is Retrier.GaveUp { throw error }
+                if case .mirror(let mirror, let url, _) = source {
+                    // The mirror's fault (or one it shares with the others, which the primary will meet again).
+                    let reason =
+                        (error as? MirrorRejected)?.reason
+                        ?? DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout).summary
+                    drop(mirror, url, reason: reason)
+                    continue
+                }
                 let failure = DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout)
-                guard failure.isTransient else { throw failure }
+                let expired = failure.httpStatus.map(RequestTarget.expiryStatuses.contains) ?? false
+                guard failure.isTransient || (expired && target.canRefresh) else { throw failure }
                 if index > 0, failure.isRefusal, board.workerChanged(by: 0) > 1 {
                     // The server refuses this extra connection: leave the work to the others.
                     logger.info("dropping a connection", metadata: ["connection": "\(index)", "error": "\(failure)"])
@@ -84,13 +110,22 @@ struct SegmentedTransfer: Sendable {
                 }
                 setback = failure
             }
-            try await retrier.wait(after: .failure(setback), bytes: state.current.received)
+            try await retrier.wait(after: .failure(setback), bytes: state.current.received, requestedWith: generation)
         }
     }
 
     /// Fetches what is left of `segment`; returns whether the answer was any use (bytes written, or the segment was
     /// taken over), false when it carried nothing.
-    private func fetch(_ segment: Segment, verify: Bool, opening: inout Opening?) async throws -> Bool {
+    /// Drops a mirror, logging and reporting why once.
+    private func drop(_ mirror: Int, _ url: String, reason: String) {
+        guard mirrors.drop(mirror, reason: reason) else { return }
+        logger.notice("dropping a mirror", metadata: ["mirror": "\(url)", "reason": "\(reason)"])
+        if let address = URL(string: url) { environment.events.yield(id, .mirrorDropped(address, reason: reason)) }
+    }
+
+    private func fetch(
+        _ segment: Segment, verify: Bool, opening: inout Opening?, generation: inout Int, source: MirrorSet.Source
+    ) async throws -> Bool {
         let overlap = verify ? min(segment.written, environment.settings.resumeOverlap) : 0
         let start = segment.next - overlap
         let body: HTTPClientResponse.Body
@@ -104,10 +139,25 @@ struct SegmentedTransfer: Sendable {
             let minimum = environment.settings.minimumSegmentSize
             var end = min(segment.end, start + max(4 * minimum, (segment.end - start) / 2))
             if segment.end - end < minimum { end = segment.end }  // no tiny last request
-            board.requesting(segment.id, through: end)
-            let response = try await environment.session.get(
-                url, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange, logger: logger)
-            body = try accept(response, start: start, overlap: overlap)
+            let (primary, used) = await target.current
+            switch source {
+            case .primary:
+                board.requesting(segment.id, through: end)
+                generation = used
+                let response = try await environment.session.get(
+                    primary, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange,
+                    logger: logger)
+                body = try accept(response, url: primary, start: start, overlap: overlap)
+            case .mirror(let mirror, let url, let needsCheck):
+                if needsCheck {
+                    try await check(mirror: url, home: primary)
+                    mirrors.admit(mirror)
+                }
+                board.requesting(segment.id, through: end)
+                let response = try await environment.session.get(
+                    url, home: primary, profile: profile, range: "bytes=\(start)-\(end - 1)", logger: logger)
+                body = try acceptFromMirror(response, start: start, end: end)
+            }
         }
 
         state.update { $0.activeConnections += 1 }
@@ -123,6 +173,9 @@ struct SegmentedTransfer: Sendable {
         }
         switch ending {
         case .mismatch:
+            if case .mirror = source {
+                throw MirrorRejected(reason: "its bytes before \(segment.next) differ from the file's")
+            }
             throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
         case .full:
             // The plan gave this segment's rest to another connection: not the server's doing.
@@ -132,9 +185,71 @@ struct SegmentedTransfer: Sendable {
         }
     }
 
-    /// The body of a segment response that may be written at `start`; anything else stops the transfer.
-    private func accept(_ response: HTTPClientResponse, start: Int64, overlap: Int64) throws -> HTTPClientResponse.Body
+    /// Checks that the mirror at `url` serves this file: the bytes it sends for a range already on disk must be the
+    /// same, and its length the file's. Waits (a bounded time) until the first connection has written enough.
+    private func check(mirror url: String, home: String) async throws {
+        guard let total = validator.totalBytes else {
+            throw MirrorRejected(reason: "the file's length is not known, so nothing can be compared")
+        }
+        let wanted = min(total, environment.settings.resumeOverlap)
+        let waited = ContinuousClock.now
+        var range = board.writtenRange(length: wanted)
+        while range.map({ $0.count < wanted }) ?? true {
+            guard waited.duration(to: .now) < environment.settings.stallTimeout else {
+                throw MirrorRejected(reason: "nothing was written to compare it with")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            range = board.writtenRange(length: wanted)
+        }
+        guard let range else { return }
+        let response = try await environment.session.get(
+            url, home: home, profile: profile, range: "bytes=\(range.lowerBound)-\(range.upperBound - 1)",
+            logger: logger)
+        let body = try acceptFromMirror(response, start: range.lowerBound, end: range.upperBound)
+        let ending = try await writer.write(body, from: range.lowerBound, overlap: Int64(range.count), room: 0) {
+            _, _ in
+            0
+        }
+        switch ending {
+        case .ended(_, let received) where received == Int64(range.count):
+            return
+        case .ended(_, let received):
+            throw MirrorRejected(reason: "it sent \(received) bytes for a \(range.count)-byte check")
+        case .mismatch:
+            throw MirrorRejected(reason: "its bytes \(range.lowerBound)-\(range.upperBound - 1) differ from the file's")
+        case .full:
+            throw MirrorRejected(reason: "it sent more than the \(range.count) bytes asked for")
+        }
+    }
+
+    /// The body of a mirror's answer for `start..<end`: a `206` of this file's length starting at `start`.
+    private func acceptFromMirror(
+        _ response: HTTPClientResponse, start: Int64, end: Int64
+    ) throws
+        -> HTTPClientResponse.Body
     {
+        let head = ResponseHead(response, now: Date())
+        guard head.status == 206 else {
+            throw MirrorRejected(reason: "it answered \(head.status) \(head.reason) to a range request")
+        }
+        guard let text = head.contentRange, let range = ContentRange(parsing: text), range.first == start,
+            let last = range.last, last < end
+        else {
+            throw MirrorRejected(
+                reason: "it sent Content-Range '\(head.contentRange ?? "")' for bytes \(start)-\(end - 1)")
+        }
+        guard let length = range.completeLength, length == validator.totalBytes else {
+            throw MirrorRejected(
+                reason: "its copy is \(range.completeLength.map(String.init) ?? "an unknown number of") bytes long, "
+                    + "not \(validator.totalBytes.map(String.init) ?? "?")")
+        }
+        return response.body
+    }
+
+    /// The body of a segment response that may be written at `start`; anything else stops the transfer.
+    private func accept(
+        _ response: HTTPClientResponse, url: String, start: Int64, overlap: Int64
+    ) throws -> HTTPClientResponse.Body {
         let head = ResponseHead(response, now: Date())
         if head.status == 200 || head.status == 203 {
             // The whole representation, whatever was asked: a new copy from byte 0 (or a failure by policy).

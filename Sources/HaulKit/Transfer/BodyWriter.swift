@@ -21,6 +21,7 @@ struct BodyWriter: Sendable {
     let state: TransferState
     let limiter: RateLimiter
     let globalLimiter: RateLimiter
+    let hostLimiter: RateLimiter?
     let settings: EngineSettings
     /// Times the lowest-speed window (the settings' clock).
     let stopwatch: Stopwatch
@@ -62,7 +63,8 @@ struct BodyWriter: Sendable {
                 try file.write(chunk.readSlice(length: count)!, at: position)
                 position += Int64(count)
                 room = try wrote(count, position)
-                let pause = max(limiter.delay(for: count), globalLimiter.delay(for: count))
+                let pause = max(
+                    limiter.delay(for: count), globalLimiter.delay(for: count), hostLimiter?.delay(for: count) ?? .zero)
                 if pause > .zero {
                     try await settings.tickClock.sleep(for: pause)
                     watch?.exclude(pause)

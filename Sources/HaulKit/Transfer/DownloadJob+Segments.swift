@@ -51,7 +51,7 @@ extension DownloadJob {
         // Each connection counts itself while it transfers.
         state.update { $0.activeConnections = 0 }
         let transfer = SegmentedTransfer(
-            id: id, url: record.url, validator: validator, policy: record.options.onResourceChange,
+            id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
             connections: connectionsAllowed, logger: logger)

@@ -38,14 +38,23 @@ struct DownloadJob {
     /// The failure policy of this run, shared with every connection and the monitor.
     let retrier: Retrier
     let stopwatch: Stopwatch
+    /// Where requests go: the added URL, or a fresh one after it expired.
+    let target: RequestTarget
+    /// The other URLs of the file, and which of them still serve it in this run.
+    let mirrors: MirrorSet
+    /// The generation of ``target`` the last one-connection request used.
+    var requestedGeneration = 0
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
         self.state = state
         self.limiter = limiter
         self.environment = environment
+        target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
+        mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
         retrier = Retrier(
-            id: record.downloadID, settings: environment.settings, events: environment.events, startingWith: 0)
+            id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
+            startingWith: 0)
         stopwatch = Stopwatch(environment.settings.clock)
     }
 
@@ -128,7 +137,8 @@ struct DownloadJob {
                 }
             case .wait(let setback):
                 do {
-                    try await retrier.wait(after: setback, bytes: state.current.received)
+                    try await retrier.wait(
+                        after: setback, bytes: state.current.received, requestedWith: requestedGeneration)
                     machine.waited()
                 } catch let verdict as Retrier.GaveUp {
                     machine.gaveUp(verdict.error)
@@ -254,15 +264,17 @@ struct DownloadJob {
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
     /// bounded range (`bounded`): once the size is known the file is split, and an open range would run past the
     /// first part and be cut (its bytes in flight wasted).
-    func send(
+    mutating func send(
         _ request: RangeRequest, bounded: Bool, decoding: Bool = false
     ) async throws
         -> HTTPClientResponse
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
         state.update { $0.activeConnections = 1 }
+        let (url, generation) = await target.current
+        requestedGeneration = generation
         return try await environment.session.get(
-            record.url, profile: requestProfile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
+            url, profile: requestProfile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil, decoding: decoding,
             logger: logger)
     }
@@ -323,7 +335,8 @@ struct DownloadJob {
 
     func writer(_ file: PartFile) -> BodyWriter {
         BodyWriter(
-            file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter, settings: settings,
+            file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
+            hostLimiter: environment.hostLimiter, settings: settings,
             stopwatch: stopwatch)
     }
 

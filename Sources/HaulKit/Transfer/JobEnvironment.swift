@@ -5,6 +5,10 @@ struct JobEnvironment: Sendable {
     let events: EventHub
     let settings: EngineSettings
     let globalLimiter: RateLimiter
+    /// The limiter of the download's host (unlimited unless a limit is set).
+    let hostLimiter: RateLimiter?
+    /// Asked for a fresh URL when one expires; nil fails the download instead.
+    let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.
     let finishing: FinishingQueue
     /// Asks the manager for a free path for `name` in `directory` and records it for the download.

@@ -14,14 +14,15 @@ struct HTTPSession: Sendable {
     /// Sends `GET url` with `profile`'s headers and the range, follows up to ``HTTPTransport/maximumRedirects``
     /// redirects and answers authentication challenges; returns once the final response head has arrived (its
     /// `url` is where it came from). A `401` that cannot be answered, or whose answer was refused, is returned.
+    /// Credentials and custom headers go to `home`'s origin (default: `url`'s) unless the profile trusts others.
     func get(
-        _ url: String, profile: RequestProfile, range: String? = nil, ifRange: String? = nil, decoding: Bool = false,
-        logger: Logger
+        _ url: String, home homeURL: String? = nil, profile: RequestProfile, range: String? = nil,
+        ifRange: String? = nil, decoding: Bool = false, logger: Logger
     ) async throws -> HTTPClientResponse {
         guard var current = URL(string: url), current.host != nil else {
             throw DownloadError.invalidURL(url, reason: "it is not an absolute URL")
         }
-        let home = Authenticator.origin(of: current)
+        let home = Authenticator.origin(of: homeURL.flatMap(URL.init(string:)) ?? current)
         var visited: Set<String> = [current.absoluteString]
         var redirects = 0
         var challengesAnswered = 0

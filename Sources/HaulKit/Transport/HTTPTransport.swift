@@ -25,6 +25,7 @@ final class HTTPTransport: Sendable {
         var maxConnectionsPerHost: Int
         var proxy: ProxySettings?
         var tls: TLSSettings
+        var addressFamily: AddressFamily?
     }
 
     private static let shared = Mutex<[Key: HTTPTransport]>([:])
@@ -33,11 +34,11 @@ final class HTTPTransport: Sendable {
     /// Throws when a certificate or key file of `tls` cannot be read.
     static func shared(
         connectTimeout: Duration, stallTimeout: Duration, maxConnectionsPerHost: Int, proxy: ProxySettings? = nil,
-        tls: TLSSettings = .standard
+        tls: TLSSettings = .standard, addressFamily: AddressFamily? = nil
     ) throws(DownloadError) -> HTTPTransport {
         let key = Key(
             connectTimeout: connectTimeout, stallTimeout: stallTimeout, maxConnectionsPerHost: maxConnectionsPerHost,
-            proxy: proxy, tls: tls)
+            proxy: proxy, tls: tls, addressFamily: addressFamily)
         let tlsConfiguration = try Self.tlsConfiguration(tls)
         return shared.withLock { transports in
             if let existing = transports[key] { return existing }
@@ -141,6 +142,8 @@ final class HTTPTransport: Sendable {
     {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
+        // Bound to the family's wildcard address, a connection can only be of that family.
+        request.localAddress = key.addressFamily?.wildcard
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let proxy = try key.proxy.flatMap { settings in
             try URL(string: url).flatMap(settings.proxy(for:)).map(ProxySettings.endpoint)

@@ -66,7 +66,7 @@ public actor Aria2Service {
             try? await manager.resume(await manager.ids(in: [.paused]))
             return "OK"
         case "aria2.tellStatus": return try await tellStatus(params)
-        case "aria2.getUris": return .array([Aria2Status.uri(try await snapshot(params.gid(0)))])
+        case "aria2.getUris": return .array(Aria2Status.uris(try await snapshot(params.gid(0))))
         case "aria2.getFiles": return try await getFiles(params)
         case "aria2.getPeers": return .array([])
         case "aria2.getServers": return try await getServers(params)
@@ -74,8 +74,7 @@ public actor Aria2Service {
         case "aria2.tellWaiting": return try await tellWaiting(params)
         case "aria2.tellStopped": return try await tellStopped(params)
         case "aria2.changePosition": return try await changePosition(params)
-        case "aria2.changeUri":
-            throw .failed("changeUri is not supported: a Haul download has one URL; remove it and add the new URL")
+        case "aria2.changeUri": return try await changeUri(params)
         case "aria2.getOption": return try await getOption(params)
         case "aria2.changeOption": return try await changeOption(params)
         case "aria2.getGlobalOption": return await globalOptions()
@@ -123,12 +122,15 @@ public actor Aria2Service {
         guard let uris = params.values.first?.arrayValue?.compactMap(\.stringValue), !uris.isEmpty else {
             throw .failed("addUri expects a non-empty array of URIs")
         }
-        guard uris.count == 1 else {
-            throw .failed("Haul downloads each file from one URL: add \(uris.count) URIs as separate downloads")
+        // aria2's way: every URI of the array is the same file; the first is the download's URL, the others mirrors.
+        var urls: [URL] = []
+        for uri in uris {
+            guard let url = URL(string: uri) else { throw .failed("'\(uri)' is not a URL") }
+            if !urls.contains(url) { urls.append(url) }
         }
-        guard let url = URL(string: uris[0]) else { throw .failed("'\(uris[0])' is not a URL") }
+        let url = urls[0]
         let given = params.values.count > 1 ? (params.values[1].objectValue ?? [:]) : [:]
-        var options = DownloadOptions()
+        var options = DownloadOptions(mirrors: Array(urls.dropFirst()))
         var directory: String?
         var out: String?
         var startPaused = false
@@ -174,6 +176,38 @@ public actor Aria2Service {
             _ = try await move(GID(id), to: Int(position))
         }
         return .string(GID(id).description)
+    }
+
+    /// `changeUri(gid, fileIndex, delUris, addUris[, position])`: edits the mirrors; the download's own URL stays
+    /// (it identifies the download). Returns `[deleted, added]`.
+    private func changeUri(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let snapshot = try await snapshot(params.gid(0))
+        guard params.values.count >= 4, let removing = params.values[2].arrayValue?.compactMap(\.stringValue),
+            let adding = params.values[3].arrayValue?.compactMap(\.stringValue)
+        else { throw .failed("changeUri expects gid, fileIndex, delUris and addUris") }
+        guard params.integer(1) == 1 else { throw .failed("a Haul download has one file: its index is 1") }
+        var mirrors = snapshot.options.mirrors
+        var deleted = 0
+        for uri in removing {
+            if uri == snapshot.url.absoluteString {
+                throw .failed("the download's own URL cannot be removed; remove the download instead")
+            }
+            // aria2 removes one occurrence per listed URI.
+            if let index = mirrors.firstIndex(where: { $0.absoluteString == uri }) {
+                mirrors.remove(at: index)
+                deleted += 1
+            }
+        }
+        var fresh: [URL] = []
+        for uri in adding {
+            guard let url = URL(string: uri) else { throw .failed("'\(uri)' is not a URL") }
+            if url != snapshot.url, !mirrors.contains(url), !fresh.contains(url) { fresh.append(url) }
+        }
+        let position = params.values.count > 4 ? params.integer(4).map { max(0, min(Int($0), mirrors.count)) } : nil
+        mirrors.insert(contentsOf: fresh, at: position ?? mirrors.count)
+        let id = snapshot.id
+        try await managing { () async throws(DownloadError) in try await manager.setMirrors(mirrors, for: id) }
+        return .array([.integer(Int64(deleted)), .integer(Int64(fresh.count))])
     }
 
     // MARK: - Control

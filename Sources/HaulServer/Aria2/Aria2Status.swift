@@ -94,13 +94,14 @@ struct Aria2Status {
             "length": .string(String(total)),
             "completedLength": .string(String(completed)),
             "selected": "true",
-            "uris": .array([uri(snapshot)]),
+            "uris": .array(uris(snapshot)),
         ]
     }
 
-    /// The one URI of a download (`getUris`).
-    static func uri(_ snapshot: DownloadSnapshot) -> JSONValue {
-        ["uri": .string(snapshot.url.absoluteString), "status": "used"]
+    /// The URIs of a download (`getUris`): its own, then its mirrors.
+    static func uris(_ snapshot: DownloadSnapshot) -> [JSONValue] {
+        [["uri": .string(snapshot.url.absoluteString), "status": "used"]]
+            + snapshot.options.mirrors.map { ["uri": .string($0.absoluteString), "status": "waiting"] }
     }
 
     static func directory(of snapshot: DownloadSnapshot, downloadDirectory: URL) -> String {

@@ -55,7 +55,7 @@ public actor NotificationHub {
                     fields["eta"] = .string(String(Int64(eta.components.seconds)))
                 }
                 await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true)
-            case .added, .restarted, .retrying:
+            case .added, .restarted, .retrying, .mirrorDropped:
                 continue
             }
         }

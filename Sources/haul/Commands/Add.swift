@@ -43,9 +43,10 @@ struct Add: AsyncParsableCommand {
         options.speedLimit = limitRate.flatMap(ByteFormat.parse)
         options.priority = priority
         let planned = try request.plannedDownloads()
+        let additions = try request.additions(options)
         let manager = try await state.openEditor()
         do {
-            let ids = try await manager.add(contentsOf: planned.map { ($0.url, $0.destination, options) })
+            let ids = try await manager.add(contentsOf: additions)
             for (id, download) in zip(ids, planned) {
                 let state = await manager.snapshot(id)?.state.rawValue ?? "queued"
                 Console.out("#\(id) \(state) \(download.url.absoluteString)\n")

@@ -23,6 +23,8 @@ struct Get: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
+        // Asked first: a password prompt comes before any output.
+        let additions = try request.additions(try request.downloadOptions())
         var configuration = transfer.configuration(state: state, retryMaxTime: 90)
         // Only the URLs named here: other queued downloads wait for `haul run`.
         configuration.resumesStoredDownloads = false
@@ -31,12 +33,10 @@ struct Get: AsyncParsableCommand {
             resumeHint: "run the same command again", onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
 
-        let options = try request.downloadOptions()
         let ids: [DownloadID]
         do {
-            ids = try await manager.add(
-                contentsOf: try request.plannedDownloads().map { ($0.url, $0.destination, options) })
-        } catch let error as DownloadError {
+            ids = try await manager.add(contentsOf: additions)
+        } catch {
             Console.error(error.description)
             try await session.finish(adding: [error])
         }

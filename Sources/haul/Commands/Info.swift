@@ -56,6 +56,7 @@ struct Info: AsyncParsableCommand {
         if let checksum = snapshot.options.checksum { rows.append(("Checksum", checksum.description)) }
         for header in snapshot.options.headers { rows.append(("Header", header.description)) }
         if let credentials = snapshot.options.credentials { rows.append(("Login", credentials.description)) }
+        for mirror in snapshot.options.mirrors { rows.append(("Mirror", mirror.absoluteString)) }
         let dates = DateFormatter()
         dates.dateFormat = "yyyy-MM-dd HH:mm:ss"
         rows.append(("Added", dates.string(from: snapshot.createdAt)))

@@ -86,6 +86,8 @@ struct DownloadSummary: Encodable {
     var headers: [String]?
     /// The login as `name:***`.
     var credentials: String?
+    /// Other URLs of the same file.
+    var mirrors: [String]?
     var createdAt: Date
     var startedAt: Date?
     var completedAt: Date?
@@ -104,6 +106,7 @@ struct DownloadSummary: Encodable {
         checksum = snapshot.options.checksum?.description
         headers = snapshot.options.headers.isEmpty ? nil : snapshot.options.headers.map(\.description)
         credentials = snapshot.options.credentials?.description
+        mirrors = snapshot.options.mirrors.isEmpty ? nil : snapshot.options.mirrors.map(\.absoluteString)
         createdAt = snapshot.createdAt
         startedAt = snapshot.startedAt
         completedAt = snapshot.completedAt

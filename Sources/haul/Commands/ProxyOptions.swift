@@ -14,8 +14,18 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: .customLong("no-proxy"), help: "Connect directly, ignoring --proxy and the proxy environment.")
     var noProxy = false
 
+    @Flag(name: [.customShort("4"), .customLong("inet4-only")], help: "Connect over IPv4 only.")
+    var inet4Only = false
+
+    @Flag(name: [.customShort("6"), .customLong("inet6-only")], help: "Connect over IPv6 only.")
+    var inet6Only = false
+
+    /// The IP version chosen by -4 or -6.
+    var addressFamily: AddressFamily? { inet4Only ? .ipv4 : inet6Only ? .ipv6 : nil }
+
     func validate() throws {
         if noProxy, proxy != nil { throw ValidationError("--proxy and --no-proxy cannot be used together") }
+        if inet4Only, inet6Only { throw ValidationError("-4 and -6 cannot be used together") }
         _ = try settings()
     }
 

@@ -19,7 +19,8 @@ struct RequestOptions: ParsableArguments {
     @Option(
         name: [.customShort("i"), .customLong("input-file")],
         help: ArgumentHelp(
-            "Read URLs from FILE ('-' for standard input): one per line, '#' comments, optional 'out=NAME' after the URL.",
+            "Read URLs from FILE ('-' for standard input): one file per line, '#' comments; mirrors of the same file "
+                + "after the URL, TAB-separated; an optional 'out=NAME' last.",
             valueName: "FILE"))
     var inputFile: String?
 
@@ -31,6 +32,13 @@ struct RequestOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
     var checksum: String?
+
+    @Option(
+        name: .customLong("mirror"),
+        help: ArgumentHelp(
+            "Another URL of the same file (repeatable; one download only): with -x 2 or more its segments are spread "
+                + "over the mirrors that serve the same bytes.", valueName: "URL"))
+    var mirrors: [String] = []
 
     @Option(
         name: [.customShort("H"), .customLong("header")],
@@ -67,6 +75,7 @@ struct RequestOptions: ParsableArguments {
     struct Planned {
         var url: URL
         var destination: DownloadDestination?
+        var mirrors: [URL] = []
     }
 
     func validate() throws {
@@ -74,6 +83,7 @@ struct RequestOptions: ParsableArguments {
         if planned.isEmpty { throw ValidationError("give at least one URL, or -i FILE") }
         if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
+        if !mirrors.isEmpty, planned.count != 1 { throw ValidationError("--mirror takes exactly one URL") }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
         var files: Set<String> = []
         for case .file(let file)? in planned.map(\.destination) {
@@ -86,28 +96,52 @@ struct RequestOptions: ParsableArguments {
 
     /// The URLs with their destinations, from the arguments and the input file.
     func plannedDownloads() throws -> [Planned] {
-        var lines: [(text: String, out: String?, line: Int?)] = urls.map { ($0, output, nil) }
+        var lines: [InputLine] = urls.map { InputLine(text: $0, mirrors: mirrors, out: output, line: nil) }
         if let inputFile { lines += try Self.readInputFile(inputFile) }
         let base = directory.map { URL(fileURLWithPath: $0) }
-        return try lines.map { text, out, line in
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                ["http", "https"].contains(scheme),
-                url.host?.isEmpty == false
-            else {
-                let place = line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
-                throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
+        return try lines.map { entry in
+            func address(_ text: String) throws -> URL {
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                    ["http", "https"].contains(scheme),
+                    url.host?.isEmpty == false
+                else {
+                    let place = entry.line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
+                    throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
+                }
+                return url
             }
-            guard let out else { return Planned(url: url, destination: base.map { .directory($0) }) }
+            let url = try address(entry.text)
+            let mirrors = try entry.mirrors.map(address)
+            guard let out = entry.out else {
+                return Planned(url: url, destination: base.map { .directory($0) }, mirrors: mirrors)
+            }
             let file = out.hasPrefix("/") || base == nil ? URL(fileURLWithPath: out) : base!.appendingPathComponent(out)
-            return Planned(url: url, destination: .file(file))
+            return Planned(url: url, destination: .file(file), mirrors: mirrors)
         }
+    }
+
+    /// What to add: each planned download with `options` and its own mirrors.
+    func additions(_ options: DownloadOptions) throws -> [(URL, DownloadDestination?, DownloadOptions)] {
+        try plannedDownloads().map { planned in
+            var options = options
+            options.mirrors = planned.mirrors
+            return (planned.url, planned.destination, options)
+        }
+    }
+
+    /// One line of an input file (or a URL of the command line): the URL, its mirrors, its name.
+    struct InputLine {
+        var text: String
+        var mirrors: [String] = []
+        var out: String?
+        var line: Int?
     }
 
     /// Input files already read, by path: `validate()` and `run()` both plan, and standard input can be read once.
     private static let inputs = Mutex<[String: Data]>([:])
 
-    /// Lines of an input file: `URL [out=NAME]`, blank lines and `#` comments skipped.
-    static func readInputFile(_ path: String) throws -> [(text: String, out: String?, line: Int?)] {
+    /// Lines of an input file: `URL[<TAB>MIRROR…] [out=NAME]`, blank lines and `#` comments skipped.
+    static func readInputFile(_ path: String) throws -> [InputLine] {
         let data = try inputs.withLock { inputs in
             if let known = inputs[path] { return known }
             let read =
@@ -122,20 +156,26 @@ struct RequestOptions: ParsableArguments {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
         }
-        var result: [(String, String?, Int?)] = []
+        var result: [InputLine] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
             var out: String?
+            var mirrors: [String] = []
             for word in words.dropFirst() {
+                if word.contains("://"), out == nil {
+                    mirrors.append(String(word))
+                    continue
+                }
                 guard word.hasPrefix("out="), word.count > 4 else {
                     throw ValidationError(
-                        "\(path) line \(number + 1): unknown '\(word)'; only 'out=NAME' may follow the URL")
+                        "\(path) line \(number + 1): unknown '\(word)'; only mirror URLs and 'out=NAME' may follow "
+                            + "the URL")
                 }
                 out = String(word.dropFirst(4))
             }
-            result.append((String(words[0]), out, number + 1))
+            result.append(InputLine(text: String(words[0]), mirrors: mirrors, out: out, line: number + 1))
         }
         return result
     }

@@ -48,6 +48,10 @@ final class JSONOutput: SessionOutput {
         case .restarted(let reason):
             record.type = "restarted"
             record.reason = reason.rawValue
+        case .mirrorDropped(let url, let reason):
+            record.type = "mirrorDropped"
+            record.url = url.absoluteString
+            record.reason = reason
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt

@@ -32,6 +32,8 @@ final class PlainOutput: SessionOutput {
             return "haul: #\(entry.id) paused by another haul command; 'haul resume \(entry.id)' continues it"
         case .restarted(let reason):
             return "haul: #\(entry.id) starting over: \(reason.explanation)"
+        case .mirrorDropped(let url, let reason):
+            return "haul: #\(entry.id) no longer using the mirror \(url.absoluteString): \(reason)"
         case .retrying(let error, let attempt, let delay):
             return
                 "haul: #\(entry.id) retrying in \(ByteFormat.duration(delay.seconds)) (attempt \(attempt)): \(error.summary)"

@@ -127,6 +127,8 @@ struct TransferTable: Sendable {
             entry.resumedFrom = 0
         case .retrying:
             entry.bytesPerSecond = 0
+        case .mirrorDropped:
+            break
         }
         entries[event.id] = entry
         return entry

@@ -145,6 +145,27 @@ struct SchedulingTests {
         await reopened.shutdown()
     }
 
+    @Test("a host's speed limit holds for all its downloads together, and can be changed or lifted")
+    func hostSpeedLimit() async throws {
+        let harness = try await Harness.make { $0.hostSpeedLimits = ["127.0.0.1": 300_000] }
+        #expect(await harness.manager.speedLimit(forHost: "127.0.0.1") == 300_000)
+        let started = ContinuousClock.now
+        let ids = [
+            try await harness.manager.add(harness.origin.serve("/host-a.bin", size: 300_000)),
+            try await harness.manager.add(harness.origin.serve("/host-b.bin", size: 300_000)),
+        ]
+        for id in ids { expectContent(try await harness.manager.wait(for: id), size: 300_000) }
+        // 600 kB at 300 kB/s with a quarter-second burst: never under 1.75 s (a lower bound cannot flake).
+        #expect(started.duration(to: .now) >= .seconds(1.5))
+        try await harness.manager.setSpeedLimit(nil, forHost: "127.0.0.1")
+        #expect(await harness.manager.speedLimit(forHost: "127.0.0.1") == nil)
+        await #expect(throws: DownloadError.self) { try await harness.manager.setSpeedLimit(0, forHost: "a.example") }
+        await harness.shutdown()
+        await #expect(throws: DownloadError.self) {
+            _ = try await Harness.make { $0.hostSpeedLimits = ["a.example": 0] }
+        }
+    }
+
     @Test("bad input is refused with a clear error")
     func badInput() async throws {
         let harness = try await Harness.make()

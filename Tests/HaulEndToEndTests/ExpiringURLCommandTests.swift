@@ -1,0 +1,57 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+extension EndToEnd {
+    @Suite("haul and expiring URLs")
+    struct ExpiringURLCommandTests {
+        @Test("--url-command gives a fresh signed URL when the first expires mid-download; the bytes on disk are kept")
+        func urlCommand() async throws {
+            let origin = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let size = 4 * 1024 * 1024 + 3
+            var resource = TestOrigin.Resource(size: size)
+            resource.validTokens = ["first"]
+            origin.serve("/signed.bin", resource)
+            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            let added = origin.url("/signed.bin").absoluteString + "?token=first"
+            let fresh = origin.url("/signed.bin").absoluteString + "?token=second"
+            let calls = directory.file("calls.txt")
+            let command = "echo \"$HAUL_STATUS $HAUL_URL\" >> '\(calls.path)'; echo '\(fresh)'"
+            let child = try ChildProcess(
+                product: "haul",
+                arguments: [
+                    "get", "-q", "-x", "2", added, "-o", directory.file("file.bin").path, "--url-command", command,
+                    "--state-dir", directory.file("state").path,
+                ])
+            // Expire the first token once a megabyte is in, and drop the responses under way.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while origin.bodyBytesSent(to: "/signed.bin") < 1024 * 1024, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            origin.updateResource("/signed.bin") { $0.validTokens = ["second"] }
+            origin.setFaults { $0.bytesPerSecond = nil }
+            origin.dropOpenResponses()
+            let status = try await child.wait(timeout: .seconds(60))
+            #expect(status == 0, "\(child.standardError)")
+            let data = try Data(contentsOf: directory.file("file.bin"))
+            #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            let lines = try String(contentsOf: calls, encoding: .utf8).split(separator: "\n")
+            #expect(lines == ["403 \(added)"])
+            #expect(origin.requests(to: "/signed.bin").filter { $0.status == 200 }.count <= 1)
+            #expect(origin.bodyBytesSent(to: "/signed.bin") < size + 2 * 256 * 1024)
+
+            // A command that fails leaves the refusal as the error.
+            origin.updateResource("/signed.bin") { $0.validTokens = [] }
+            let failed = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "-q", added, "-o", directory.file("other.bin").path, "--url-command", "exit 3",
+                    "--state-dir", directory.file("state2").path,
+                ])
+            #expect(failed.status == 1)
+            #expect(failed.error.contains("403") && failed.error.contains("status 3"), "\(failed.error)")
+            await origin.stop()
+        }
+    }
+}

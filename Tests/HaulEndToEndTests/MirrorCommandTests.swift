@@ -1,0 +1,59 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+extension EndToEnd {
+    @Suite("haul and mirrors")
+    struct MirrorCommandTests {
+        @Test("--mirror and TAB-separated mirrors in -i spread a file over two origins; a bad mirror is reported")
+        func mirrors() async throws {
+            let primary = try await TestOrigin.start()
+            let mirror = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let size = 5 * 1024 * 1024 + 7
+            for origin in [primary, mirror] {
+                origin.serve("/a.bin", size: size)
+                origin.serve("/b.bin", size: size)
+                origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+            }
+            let result = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "-x", "4", primary.url("/a.bin").absoluteString, "--mirror",
+                    mirror.url("/a.bin").absoluteString,
+                    "--mirror", primary.url("/missing.bin").absoluteString, "-o", directory.file("a.bin").path,
+                    "--state-dir", directory.file("state").path,
+                ])
+            #expect(result.status == 0, "\(result.error)")
+            #expect(mirror.bodyBytesSent(to: "/a.bin") > 64 * 1024)
+            #expect(
+                result.output.contains("no longer using the mirror") && result.output.contains("404"),
+                "\(result.output)")
+
+            let list = directory.file("urls.txt")
+            try "\(primary.url("/b.bin").absoluteString)\t\(mirror.url("/b.bin").absoluteString) out=b.bin\n"
+                .write(to: list, atomically: true, encoding: .utf8)
+            let fromList = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "-q", "-x", "4", "-i", list.path, "-d", directory.path, "--state-dir",
+                    directory.file("state").path,
+                ])
+            #expect(fromList.status == 0, "\(fromList.error)")
+            #expect(mirror.bodyBytesSent(to: "/b.bin") > 64 * 1024)
+            for name in ["a.bin", "b.bin"] {
+                let data = try Data(contentsOf: directory.file(name))
+                #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil, "\(name)")
+            }
+            let refused = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", primary.url("/a.bin").absoluteString, primary.url("/b.bin").absoluteString, "--mirror",
+                    mirror.url("/a.bin").absoluteString, "--state-dir", directory.file("s2").path,
+                ])
+            #expect(refused.status == 64)
+            await primary.stop()
+            await mirror.stop()
+        }
+    }
+}
