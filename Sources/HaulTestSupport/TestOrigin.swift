@@ -108,6 +108,8 @@ public final class TestOrigin: Sendable {
     /// One request as the origin saw it.
     public struct Request: Sendable {
         public var path: String
+        /// The request target as sent: the path and the query.
+        public var target: String = ""
         public var headers: [(String, String)]
         /// Which connection (1, 2, …) carried it.
         public var connection: Int
@@ -335,7 +337,7 @@ public final class TestOrigin: Sendable {
                 state.peakResponses = max(state.peakResponses, state.activeResponses)
                 counted = true
             }
-            state.requests.append(Request(path: path, headers: headers, connection: connection))
+            state.requests.append(Request(path: path, target: head.uri, headers: headers, connection: connection))
             let faults = state.faults
             if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
             if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }

@@ -17,9 +17,11 @@ struct DestinationReservations: Sendable {
     }
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for `id`. A path held by
-    /// another download counts as taken while `isUnfinished` says that download is not complete.
+    /// another download counts as taken while `isUnfinished` says that download is not complete. With
+    /// `replacingFiles`, a regular file at the name itself does not make it taken (it is replaced at the end).
     mutating func reserve(
-        _ name: String, in directory: String, for id: DownloadID, isUnfinished: (DownloadID) -> Bool
+        _ name: String, in directory: String, for id: DownloadID, replacingFiles: Bool = false,
+        isUnfinished: (DownloadID) -> Bool
     ) -> String {
         var candidate = name
         var number = 0
@@ -27,7 +29,8 @@ struct DestinationReservations: Sendable {
             let path = (directory as NSString).appendingPathComponent(candidate)
             // The name and the files beside it (part file, journal) must all be free.
             let taken =
-                FileSystem.entry(at: path) != .none || FileSystem.entry(at: path + partFileSuffix) != .none
+                Self.occupied(path, replacingFiles: replacingFiles)
+                || FileSystem.entry(at: path + partFileSuffix) != .none
                 || FileSystem.entry(at: path + longestSiblingSuffix) != .none
                 || (holders[path].map { $0 != id && isUnfinished($0) } ?? false)
             if !taken {
@@ -36,6 +39,16 @@ struct DestinationReservations: Sendable {
             }
             number += 1
             candidate = FileNamer.alternative(name, number: number)
+        }
+    }
+
+    /// Whether something at `path` keeps the name from being used: anything, or (when replacing files) anything but a
+    /// regular file.
+    private static func occupied(_ path: String, replacingFiles: Bool) -> Bool {
+        switch FileSystem.entry(at: path) {
+        case .none: return false
+        case .regularFile: return !replacingFiles
+        default: return true
         }
     }
 }

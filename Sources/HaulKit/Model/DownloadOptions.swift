@@ -35,6 +35,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     /// dropped for the run (``DownloadEvent/Change/mirrorDropped(_:reason:)``), never spliced in. Credentials and
     /// custom headers go to a mirror only when it shares the download URL's origin, or ``redirects`` trusts others.
     public var mirrors: [URL]
+    /// What to do when the destination already holds a file Haul did not write; see ``ExistingFilePolicy``.
+    public var existingFile: ExistingFilePolicy
 
     public init(
         checksum: Checksum? = nil,
@@ -46,7 +48,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         connections: Int = 1,
         credentials: Credentials? = nil,
         redirects: RedirectPolicy = .init(),
-        mirrors: [URL] = []
+        mirrors: [URL] = [],
+        existingFile: ExistingFilePolicy = .automatic
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -58,11 +61,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.credentials = credentials
         self.redirects = redirects
         self.mirrors = mirrors
+        self.existingFile = existingFile
     }
 
     private enum CodingKeys: String, CodingKey {
-        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects,
-            mirrors
+        case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
+        case mirrors, existingFile
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -78,6 +82,7 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         credentials = try container.decodeIfPresent(Credentials.self, forKey: .credentials)
         redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
         mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
+        existingFile = try container.decodeIfPresent(ExistingFilePolicy.self, forKey: .existingFile) ?? .automatic
     }
 }
 

@@ -28,7 +28,7 @@ public actor DownloadManager {
     /// One limiter per host downloads ran from (unlimited unless a limit was set), shared by every download from it,
     /// so a limit set later applies to the running ones too.
     var hostLimiters: [String: RateLimiter] = [:]
-    private let session: HTTPSession
+    let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
     /// What each download is: its record, with the state the lifecycle last gave it.
@@ -206,9 +206,9 @@ public actor DownloadManager {
             globalLimiter: globalLimiter,
             hostLimiter: URL(string: record.url)?.host.map(hostLimiter),
             urlProvider: configuration.urlProvider, finishing: finishing,
-            reserveDestination: { [weak self] id, directory, name throws(DownloadError) in
+            reserveDestination: { [weak self] id, directory, name, replacing throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
-                return try await self.reserveDestination(for: id, in: directory, name: name)
+                return try await self.reserveDestination(for: id, in: directory, name: name, replacing: replacing)
             })
         let task = Task { [record] in
             var job = DownloadJob(record: record, state: state, limiter: limiter, environment: environment)
@@ -316,12 +316,12 @@ public actor DownloadManager {
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
     private func reserveDestination(
-        for id: DownloadID, in directory: String, name: String
+        for id: DownloadID, in directory: String, name: String, replacing: Bool
     ) throws(DownloadError)
         -> String
     {
         guard records[id] != nil else { throw .unknownDownload(id) }
-        let path = reservations.reserve(name, in: directory, for: id) { [records] holder in
+        let path = reservations.reserve(name, in: directory, for: id, replacingFiles: replacing) { [records] holder in
             records[holder]?.state != .completed
         }
         // The job records it with the rest of its columns.

@@ -5,13 +5,18 @@ extension DownloadJob {
     /// Works out how much of the part file can be trusted, and cuts off the rest.
     ///
     /// Returns the destination when an earlier run had already finished and only the rename was left.
-    mutating func prepare() throws(DownloadError) -> URL? {
+    mutating func prepare() async throws(DownloadError) -> URL? {
         state.update {
             $0.generation = record.transfer.generation
             $0.total = record.transfer.totalBytes
             $0.written = 0
         }
         if record.transfer.finalizing, let file = try finishInterruptedFinalization() { return file }
+        if !record.transfer.hasPartData, case .file = record.requestedDestination,
+            let kept = try await settleExistingFile()
+        {
+            return kept
+        }
         guard record.transfer.hasPartData, let partPath = record.partPath else { return nil }
         if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
@@ -53,6 +58,41 @@ extension DownloadJob {
         }
         logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
         return nil
+    }
+
+    /// Applies ``DownloadOptions/existingFile`` to a file already at a destination given as a file, before anything
+    /// is fetched: `keep` completes the download with it (returned), `rename` moves the destination to a free name,
+    /// `replace` and `automatic` leave it to be replaced when the download completes.
+    mutating func settleExistingFile() async throws(DownloadError) -> URL? {
+        guard let destination = record.destinationPath, case .regularFile(let size) = FileSystem.entry(at: destination)
+        else { return nil }
+        switch record.options.existingFile {
+        case .automatic, .replace:
+            return nil
+        case .keep:
+            return keepExisting(destination, size: size)
+        case .rename:
+            let directory = FileSystem.parent(of: destination)
+            let name = (destination as NSString).lastPathComponent
+            record.destinationPath = try await environment.reserveDestination(id, directory, name, false)
+            record.updatedAt = Date()
+            try environment.store.saveTransfer(record)
+            return nil
+        }
+    }
+
+    /// Ends the download with the file already at `path`, fetching nothing.
+    mutating func keepExisting(_ path: String, size: Int64) -> URL {
+        logger.info("keeping the file already there", metadata: ["path": "\(path)"])
+        record.destinationPath = path
+        record.transfer.totalBytes = size
+        record.transfer.durableBytes = size
+        state.update {
+            $0.total = size
+            $0.written = size
+            $0.received = size
+        }
+        return URL(fileURLWithPath: path, isDirectory: false)
     }
 
     /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.

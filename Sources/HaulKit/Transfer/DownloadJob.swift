@@ -24,6 +24,12 @@ struct DownloadJob {
 
     typealias AttemptResult = TransferMachine.AttemptResult
 
+    /// The name a directory download got is taken by a file that ``ExistingFilePolicy/keep`` keeps: the download
+    /// completes with it.
+    struct KeptExistingFile: Error {
+        var file: URL
+    }
+
     var record: DownloadRecord
     let state: TransferState
     let limiter: RateLimiter
@@ -113,7 +119,7 @@ struct DownloadJob {
     /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended.
     mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
         do {
-            if let file = try prepare() { return .completed(record, file: file) }
+            if let file = try await prepare() { return .completed(record, file: file) }
         } catch {
             return .failed(record, error)
         }
@@ -128,6 +134,8 @@ struct DownloadJob {
                 }
                 do {
                     machine.attemptEnded(try await attempt(verifyingOverlap: verifyingOverlap), missing: missingBytes)
+                } catch let kept as KeptExistingFile {
+                    return .completed(record, file: kept.file)
                 } catch let verdict as Retrier.GaveUp {
                     // A connection of this download spent the shared budget.
                     machine.gaveUp(verdict.error)
@@ -289,7 +297,13 @@ struct DownloadJob {
             }
             let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
             let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
-            record.destinationPath = try await environment.reserveDestination(id, directory.path, name)
+            let policy = record.options.existingFile
+            let named = (directory.path as NSString).appendingPathComponent(name)
+            if policy == .keep, case .regularFile(let size) = FileSystem.entry(at: named) {
+                throw KeptExistingFile(file: keepExisting(named, size: size))
+            }
+            record.destinationPath = try await environment.reserveDestination(
+                id, directory.path, name, policy == .replace)
         }
         guard let partPath = record.partPath, let destination = record.destinationPath else {
             throw DownloadError.internalError("download \(id) has no destination")

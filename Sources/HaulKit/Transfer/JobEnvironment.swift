@@ -11,7 +11,9 @@ struct JobEnvironment: Sendable {
     let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.
     let finishing: FinishingQueue
-    /// Asks the manager for a free path for `name` in `directory` and records it for the download.
+    /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
+    /// `replacing`, a file already there (that no other download writes) counts as free.
     let reserveDestination:
-        @Sendable (_ id: DownloadID, _ directory: String, _ name: String) async throws(DownloadError) -> String
+        @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool) async throws(DownloadError)
+            -> String
 }

@@ -18,6 +18,9 @@ struct Get: AsyncParsableCommand {
               haul get --json https://example.com/a.zip | jq -c 'select(.type == "completed")'
             """)
 
+    @Flag(help: "Check that each URL answers (size, resumable, name) and download nothing, as wget's --spider.")
+    var spider = false
+
     @OptionGroup var request: RequestOptions
     @OptionGroup var transfer: TransferOptions
     @OptionGroup var state: StateOptions
@@ -28,6 +31,19 @@ struct Get: AsyncParsableCommand {
         var configuration = transfer.configuration(state: state, retryMaxTime: 90)
         // Only the URLs named here: other queued downloads wait for `haul run`.
         configuration.resumesStoredDownloads = false
+        if spider {
+            let manager: DownloadManager
+            do {
+                manager = try await DownloadManager(configuration: configuration)
+            } catch {
+                Console.error(error.description)
+                throw ExitStatus.fileSystem
+            }
+            let failures = await Spider.run(additions, manager: manager, json: transfer.json)
+            await manager.shutdown()
+            transfer.login.save(configuration)
+            throw ExitStatus.forFailures(failures)
+        }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: false,
             resumeHint: "run the same command again", onShutdown: { [transfer] in transfer.login.save(configuration) })

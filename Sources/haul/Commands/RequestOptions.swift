@@ -61,6 +61,19 @@ struct RequestOptions: ParsableArguments {
     var user: String?
 
     @Flag(
+        name: .customLong("no-clobber"),
+        help:
+            "Keep a file already at the destination and download nothing (default: -o replaces it, -d saves as 'NAME (1).EXT')."
+    )
+    var noClobber = false
+
+    @Flag(
+        help:
+            "Replace a file already at the destination, also with -d (default: -o replaces, -d saves as 'NAME (1).EXT')."
+    )
+    var overwrite = false
+
+    @Flag(
         name: .customLong("location-trusted"),
         help:
             "Also send credentials, cookies of the command line and -H headers to the other hosts a redirect leads to.")
@@ -84,6 +97,7 @@ struct RequestOptions: ParsableArguments {
         if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if !mirrors.isEmpty, planned.count != 1 { throw ValidationError("--mirror takes exactly one URL") }
+        if noClobber, overwrite { throw ValidationError("--no-clobber and --overwrite cannot be used together") }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
         var files: Set<String> = []
         for case .file(let file)? in planned.map(\.destination) {
@@ -186,6 +200,7 @@ struct RequestOptions: ParsableArguments {
         var options = DownloadOptions(connections: connections)
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: locationTrusted, allowsInsecureRedirects: allowInsecureRedirect)
+        options.existingFile = noClobber ? .keep : overwrite ? .replace : .automatic
         do {
             if let user {
                 let (name, password) = try Credentials.parsing(user)

@@ -1,0 +1,41 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+extension EndToEnd {
+    @Suite("haul and a file already there")
+    struct ExistingFileCommandTests {
+        @Test("-o replaces, -d saves beside it, --no-clobber keeps it and fetches nothing, --overwrite replaces")
+        func policies() async throws {
+            let origin = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let url = origin.serve("/f.bin", size: 40_000).absoluteString
+            let mine = Data("mine\n".utf8)
+            func run(_ arguments: [String], state: String) async throws -> Int32 {
+                let result = try await ChildProcess.run(
+                    "haul", ["get", "-q", url] + arguments + ["--state-dir", directory.file(state).path])
+                #expect(result.status == 0, "\(result.error)")
+                return result.status
+            }
+            let target = directory.file("f.bin")
+            try mine.write(to: target)
+            _ = try await run(["-d", directory.path, "--no-clobber"], state: "s1")
+            #expect(try Data(contentsOf: target) == mine)
+            #expect(origin.requests(to: "/f.bin").count <= 1)  // the name comes from the answer; no body is kept
+            _ = try await run(["-o", target.path, "--no-clobber"], state: "s2")
+            #expect(try Data(contentsOf: target) == mine)
+            _ = try await run(["-d", directory.path], state: "s3")
+            #expect(try Data(contentsOf: target) == mine)
+            #expect(FileManager.default.fileExists(atPath: directory.file("f (1).bin").path))
+            _ = try await run(["-d", directory.path, "--overwrite"], state: "s4")
+            #expect(TestContent.firstMismatch([UInt8](try Data(contentsOf: target)), size: 40_000) == nil)
+            try mine.write(to: target)
+            _ = try await run(["-o", target.path], state: "s5")
+            #expect(TestContent.firstMismatch([UInt8](try Data(contentsOf: target)), size: 40_000) == nil)
+            let both = try await ChildProcess.run(
+                "haul", ["get", url, "--no-clobber", "--overwrite", "--state-dir", directory.file("s6").path])
+            #expect(both.status == 64)
+            await origin.stop()
+        }
+    }
+}
