@@ -33,13 +33,7 @@ extension DownloadManager {
         var files: Set<String> = []
         var existing: [DownloadID] = []
         for (given, destination, givenOptions) in downloads {
-            // Credentials in the URL are kept as the download's credentials, never in its URL (shown everywhere).
-            var url = given
-            var options = givenOptions
-            if let embedded = Credentials.embedded(in: given) {
-                url = embedded.url
-                if options.credentials == nil { options.credentials = embedded.credentials }
-            }
+            let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
             for mirror in options.mirrors { try Self.validate(mirror) }
             guard (1...32).contains(options.connections) else {
@@ -86,6 +80,15 @@ extension DownloadManager {
         }
         schedule()
         return results.map { $0! }
+    }
+
+    /// Credentials written in `url` moved into `options` (unless it has some): kept as the download's credentials,
+    /// never in its URL, which is shown everywhere.
+    static func separatingCredentials(_ url: URL, _ options: DownloadOptions) -> (URL, DownloadOptions) {
+        guard let embedded = Credentials.embedded(in: url) else { return (url, options) }
+        var options = options
+        if options.credentials == nil { options.credentials = embedded.credentials }
+        return (embedded.url, options)
     }
 
     static func validate(_ url: URL) throws(DownloadError) {

@@ -9,12 +9,7 @@ extension DownloadManager {
     /// One `GET` with `Range: bytes=0-0` (a `HEAD` is answered wrongly by too many servers); a server without ranges
     /// answers `200`, and its body is abandoned unread. Throws the error a download would have failed with.
     public func probe(_ url: URL, options: DownloadOptions = .init()) async throws(DownloadError) -> RemoteFile {
-        var url = url
-        var options = options
-        if let embedded = Credentials.embedded(in: url) {
-            url = embedded.url
-            if options.credentials == nil { options.credentials = embedded.credentials }
-        }
+        let (url, options) = Self.separatingCredentials(url, options)
         try Self.validate(url)
         let profile = RequestProfile(
             userAgent: configuration.userAgent, custom: options.headers, credentials: options.credentials,

@@ -20,25 +20,6 @@ struct AuthenticationChallenge: Sendable, Hashable {
             rest = rest[(end ?? rest.endIndex)...]
             return word
         }
-        func quoted() -> String {
-            var value = ""
-            rest = rest.dropFirst()  // the opening quote
-            var escaped = false
-            while let character = rest.first {
-                rest = rest.dropFirst()
-                if escaped {
-                    value.append(character)
-                    escaped = false
-                } else if character == "\\" {
-                    escaped = true
-                } else if character == "\"" {
-                    break
-                } else {
-                    value.append(character)
-                }
-            }
-            return value
-        }
         while true {
             skip([" ", "\t", ","])
             guard !rest.isEmpty else { break }
@@ -52,7 +33,7 @@ struct AuthenticationChallenge: Sendable, Hashable {
                 // name=value (or the end of a token68, which Basic and Digest do not use)
                 rest = rest.dropFirst()
                 skip([" ", "\t"])
-                let value = rest.first == "\"" ? quoted() : String(token())
+                let value = rest.first == "\"" ? QuotedString.read(from: &rest) : String(token())
                 challenges[challenges.count - 1].parameters[word.lowercased()] = value
             } else {
                 challenges.append(AuthenticationChallenge(scheme: word.lowercased(), parameters: [:]))

@@ -35,24 +35,7 @@ enum ContentDisposition {
             scalars = scalars[scalars.index(after: equals)...].drop(while: { $0 == " " || $0 == "\t" })
             var value = ""
             if scalars.first == "\"" {
-                scalars = scalars.dropFirst()
-                var escaped = false
-                var end = scalars.endIndex
-                for index in scalars.indices {
-                    let character = scalars[index]
-                    if escaped {
-                        value.append(character)
-                        escaped = false
-                    } else if character == "\\" {
-                        escaped = true
-                    } else if character == "\"" {
-                        end = index
-                        break
-                    } else {
-                        value.append(character)
-                    }
-                }
-                scalars = end == scalars.endIndex ? scalars[end...] : scalars[scalars.index(after: end)...]
+                value = QuotedString.read(from: &scalars)
                 if let semicolon = scalars.firstIndex(of: ";") {
                     scalars = scalars[semicolon...]
                 } else {

@@ -34,19 +34,23 @@ final class ForegroundSession {
         _ configuration: DownloadManager.Configuration, mode: SessionDisplay.Mode, followsNewDownloads: Bool,
         resumeHint: String, onShutdown: @escaping () -> Void = {}
     ) async throws -> ForegroundSession {
-        let manager: DownloadManager
-        do {
-            manager = try await DownloadManager(configuration: configuration)
-        } catch {
-            Console.error(error.description)
-            throw ExitStatus.fileSystem
-        }
+        let manager = try await openManager(configuration)
         let interruption = Interruption(manager: manager)
         interruption.install()
         let display = SessionDisplay(mode: mode, manager: manager, followsNewDownloads: followsNewDownloads)
         return ForegroundSession(
             manager: manager, display: display, interruption: interruption, events: await manager.events(),
             mode: mode, resumeHint: resumeHint, onShutdown: onShutdown)
+    }
+
+    /// Opens the database with `configuration`; a failure is reported and ends the command (exit 4).
+    static func openManager(_ configuration: DownloadManager.Configuration) async throws -> DownloadManager {
+        do {
+            return try await DownloadManager(configuration: configuration)
+        } catch {
+            Console.error(error.description)
+            throw ExitStatus.fileSystem
+        }
     }
 
     /// Starts showing these downloads and the events collected since ``open(_:mode:followsNewDownloads:resumeHint:)``.

@@ -32,13 +32,7 @@ struct Get: AsyncParsableCommand {
         // Only the URLs named here: other queued downloads wait for `haul run`.
         configuration.resumesStoredDownloads = false
         if spider {
-            let manager: DownloadManager
-            do {
-                manager = try await DownloadManager(configuration: configuration)
-            } catch {
-                Console.error(error.description)
-                throw ExitStatus.fileSystem
-            }
+            let manager = try await ForegroundSession.openManager(configuration)
             let failures = await Spider.run(additions, manager: manager, json: transfer.json)
             await manager.shutdown()
             transfer.login.save(configuration)

@@ -46,23 +46,11 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("A web origin allowed to call the daemon, e.g. http://localhost:8080.", valueName: "ORIGIN"))
     var allowedOrigins: [String] = []
 
-    @Option(
-        name: .customLong("limit-rate-host"),
-        help: ArgumentHelp(
-            "Speed limit for all downloads from HOST together, e.g. mirror.example.org=2M (repeatable).",
-            valueName: "HOST=RATE"))
-    var limitRateHost: [String] = []
-
     @OptionGroup var network: ProxyOptions
     @OptionGroup var trust: TLSOptions
     @OptionGroup var login: LoginOptions
+    @OptionGroup var hosts: HostOptions
 
-    @Option(
-        name: .customLong("url-command"),
-        help: ArgumentHelp(
-            "When a URL is refused as expired (401, 403, 410), run CMD for a fresh one (see haul get --help).",
-            valueName: "CMD"))
-    var urlCommand: String?
     @OptionGroup var state: StateOptions
 
     func validate() throws {
@@ -70,7 +58,6 @@ struct Serve: AsyncParsableCommand {
         if let secret, secret.isEmpty { throw ValidationError("--secret must not be empty") }
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535, got \(port)") }
         if !(1...1000).contains(jobs) { throw ValidationError("-j/--jobs must be 1 to 1000, got \(jobs)") }
-        _ = try TransferOptions.hostLimits(limitRateHost)
         if !HaulDaemon.Configuration.isLoopback(host), secret == nil, secretFile == nil {
             throw ValidationError(
                 "--host \(host) lets other machines connect: give --secret or --secret-file as well")
@@ -96,14 +83,13 @@ struct Serve: AsyncParsableCommand {
             downloadDirectory: URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath),
             databaseURL: state.databaseURL)
         configuration.maxConcurrentDownloads = jobs
-        configuration.hostSpeedLimits = try TransferOptions.hostLimits(limitRateHost)
         configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
         configuration.proxy = try network.settings()
         configuration.addressFamily = network.addressFamily
         configuration.tls = trust.settings
         try login.apply(to: &configuration)
-        configuration.urlProvider = urlCommand.map { URLCommand(command: $0).provider }
+        try hosts.apply(to: &configuration)
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(

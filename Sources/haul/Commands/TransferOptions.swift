@@ -12,13 +12,6 @@ struct TransferOptions: ParsableArguments {
         help: ArgumentHelp("Total speed limit, e.g. 500K, 2M, 1G (bytes per second).", valueName: "RATE"))
     var limitRate: String?
 
-    @Option(
-        name: .customLong("limit-rate-host"),
-        help: ArgumentHelp(
-            "Speed limit for all downloads from HOST together, e.g. mirror.example.org=2M (repeatable).",
-            valueName: "HOST=RATE"))
-    var limitRateHost: [String] = []
-
     @Option(help: "Attempts in a row without progress before a download fails (1-1000).")
     var retries: Int = 10
 
@@ -48,13 +41,7 @@ struct TransferOptions: ParsableArguments {
     @OptionGroup var network: ProxyOptions
     @OptionGroup var trust: TLSOptions
     @OptionGroup var login: LoginOptions
-
-    @Option(
-        name: .customLong("url-command"),
-        help: ArgumentHelp(
-            "When a URL is refused as expired (401, 403, 410), run CMD for a fresh one (its first line of output; "
-                + "$HAUL_URL holds the URL added) and continue from the bytes on disk.", valueName: "CMD"))
-    var urlCommand: String?
+    @OptionGroup var hosts: HostOptions
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
@@ -82,23 +69,6 @@ struct TransferOptions: ParsableArguments {
             throw ValidationError("--limit-rate '\(limitRate)' is not a rate like 500K, 2M or 1G")
         }
         if quiet, json { throw ValidationError("--quiet and --json cannot be used together") }
-        _ = try Self.hostLimits(limitRateHost)
-    }
-
-    /// `HOST=RATE` pairs as a dictionary of bytes per second by host.
-    static func hostLimits(_ pairs: [String]) throws -> [String: Int64] {
-        var limits: [String: Int64] = [:]
-        for pair in pairs {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[0].contains("/"),
-                let rate = ByteFormat.parse(String(parts[1])),
-                rate > 0
-            else {
-                throw ValidationError("--limit-rate-host '\(pair)' is not HOST=RATE, like mirror.example.org=2M")
-            }
-            limits[parts[0].lowercased()] = rate
-        }
-        return limits
     }
 
     /// Checks that `value` is a number of seconds from `minimum` to ``longestSeconds``.
@@ -123,13 +93,12 @@ struct TransferOptions: ParsableArguments {
         configuration.lowestSpeed = lowestSpeed == "0" ? nil : ByteFormat.parse(lowestSpeed)
         configuration.lowSpeedWindow = .milliseconds(Int64(lowestSpeedTime * 1000))
         configuration.globalSpeedLimit = limitRate.flatMap(ByteFormat.parse)
-        configuration.hostSpeedLimits = (try? Self.hostLimits(limitRateHost)) ?? [:]
         // Checked in validate(): a bad proxy never gets this far.
         configuration.proxy = try? network.settings()
         configuration.addressFamily = network.addressFamily
         configuration.tls = trust.settings
         try? login.apply(to: &configuration)
-        configuration.urlProvider = urlCommand.map { URLCommand(command: $0).provider }
+        try? hosts.apply(to: &configuration)
         return configuration
     }
 
