@@ -36,7 +36,9 @@ public final class ChildProcess: @unchecked Sendable {
         process.executableURL = executable
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Never the user's config file (`HAUL_CONFIG` empty: none) unless a test gives one.
+        process.environment = ProcessInfo.processInfo.environment.merging(["HAUL_CONFIG": ""]) { $1 }
+            .merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
         if let standardInput {

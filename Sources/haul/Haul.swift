@@ -16,6 +16,9 @@ struct Haul: AsyncParsableCommand {
               haul add -i urls.txt && haul run -j 8    # queue, then work through it
               haul list                                # every download and its state
 
+            Default options: $XDG_CONFIG_HOME/haul/config (or ~/.config/haul/config, or $HAUL_CONFIG), one long \
+            option a line ('connections = 8', 'insecure'); the command line wins.
+
             State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed, \
             3 checksum mismatch, 4 disk or file-system error, 64 usage error, 130 interrupted.
             """,
@@ -24,4 +27,14 @@ struct Haul: AsyncParsableCommand {
             Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Serve.self,
         ]
     )
+
+    /// Runs the command line with the config file's defaults for its subcommand (see ``ConfigFile``).
+    static func main() async {
+        let given = Array(CommandLine.arguments.dropFirst())
+        do {
+            await main(try ConfigFile.arguments(given))
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     @Suite("haul and a file already there")
     struct ExistingFileCommandTests {
-        @Test("-o replaces, -d saves beside it, --no-clobber keeps it and fetches nothing, --overwrite replaces")
+        @Test("-o replaces, -d saves beside it, --no-clobber keeps it, --overwrite replaces, -N replaces only older")
         func policies() async throws {
             let origin = try await TestOrigin.start()
             let directory = TemporaryDirectory()
@@ -32,6 +32,17 @@ extension EndToEnd {
             try mine.write(to: target)
             _ = try await run(["-o", target.path], state: "s5")
             #expect(TestContent.firstMismatch([UInt8](try Data(contentsOf: target)), size: 40_000) == nil)
+            // -N: the server's copy (2023-11-14) is older than a file touched now: kept; newer than one from 2001:
+            // replaced, with the server's time.
+            try mine.write(to: target)
+            _ = try await run(["-o", target.path, "-N"], state: "s7")
+            #expect(try Data(contentsOf: target) == mine)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: target.path)
+            _ = try await run(["-o", target.path, "-N"], state: "s8")
+            #expect(TestContent.firstMismatch([UInt8](try Data(contentsOf: target)), size: 40_000) == nil)
+            let time = try FileManager.default.attributesOfItem(atPath: target.path)[.modificationDate] as? Date
+            #expect(time == Date(timeIntervalSince1970: 1_700_000_000))
             let both = try await ChildProcess.run(
                 "haul", ["get", url, "--no-clobber", "--overwrite", "--state-dir", directory.file("s6").path])
             #expect(both.status == 64)

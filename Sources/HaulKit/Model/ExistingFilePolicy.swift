@@ -9,4 +9,8 @@ public enum ExistingFilePolicy: String, Sendable, Hashable, Codable {
     case replace
     /// Keep the file and download nothing: the download completes with it, unchecked (wget's `--no-clobber`).
     case keep
+    /// Keep the file unless the server's copy is newer (its `Last-Modified` after the file's modification time; asked
+    /// with `If-Modified-Since` when the name is known before the request), else replace it; the new file gets the
+    /// server's time, so the next run can compare (wget's `-N`).
+    case replaceIfNewer
 }

@@ -142,9 +142,9 @@ struct DownloadLifecycle: Sendable {
     }
 
     /// A download just added (and recorded `queued`) through this manager.
-    mutating func add(_ id: DownloadID, priority: Int) {
+    mutating func add(_ id: DownloadID, priority: Int, paused: Bool = false) {
         entries[id] = Entry(phase: .paused, priority: priority, adopted: true)
-        set(id, .queued)
+        set(id, paused ? .paused : .queued)
     }
 
     /// Pauses: a job here is stopped; a download queued, or running elsewhere, is recorded paused (its owner sees

@@ -10,19 +10,22 @@ extension DownloadManager {
     /// - Parameters:
     ///   - url: an `http` or `https` URL.
     ///   - destination: a file, or a directory to name the file in; nil for the download directory.
+    ///   - paused: add it paused (it waits for ``resume(_:)``); nothing is fetched in between.
     @discardableResult
     public func add(
-        _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init()
+        _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),
+        paused: Bool = false
     )
         throws(DownloadError) -> DownloadID
     {
-        try add(contentsOf: [(url, destination, options)])[0]
+        try add(contentsOf: [(url, destination, options)], paused: paused)[0]
     }
 
     /// Queues several downloads in one database transaction; returns their identifiers in order.
     @discardableResult
     public func add(
-        contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)]
+        contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)],
+        paused: Bool = false
     )
         throws(DownloadError) -> [DownloadID]
     {
@@ -61,22 +64,23 @@ extension DownloadManager {
             }
             let now = Date()
             var record = DownloadRecord(
-                url: url.absoluteString, requestedDestination: resolved, options: options, state: .queued,
+                url: url.absoluteString, requestedDestination: resolved, options: options,
+                state: paused ? .paused : .queued,
                 createdAt: now, updatedAt: now)
             if case .file(let file) = resolved { record.destinationPath = file.path }
             freshPositions.append(results.count)
             results.append(nil)
             fresh.append(record)
         }
-        if !existing.isEmpty {
+        if !existing.isEmpty, !paused {
             perform(lifecycle.resume(existing, claimedElsewhere: store.isClaimedElsewhere))
         }
         for (position, record) in zip(freshPositions, try store.insert(fresh)) {
             remember(record)
-            lifecycle.add(record.downloadID, priority: record.options.priority)
+            lifecycle.add(record.downloadID, priority: record.options.priority, paused: paused)
             results[position] = record.downloadID
             hub.yield(record.downloadID, .added(snapshot(of: record)))
-            hub.yield(record.downloadID, .status(.queued))
+            hub.yield(record.downloadID, .status(paused ? .paused : .queued))
         }
         schedule()
         return results.map { $0! }

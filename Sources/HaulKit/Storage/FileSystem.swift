@@ -65,6 +65,11 @@ enum FileSystem {
     }
 
     /// Atomically moves `source` over `destination` (replacing a file or symbolic link there, never following it).
+    /// When the file at `path` was last modified; nil when there is none.
+    static func modificationDate(of path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
     static func rename(_ source: String, to destination: String) throws(DownloadError) {
         if entry(at: destination) == .directory {
             throw .destinationNotWritable(path: destination, reason: "a directory is in the way")

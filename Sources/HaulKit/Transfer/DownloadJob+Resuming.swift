@@ -71,6 +71,9 @@ extension DownloadJob {
             return nil
         case .keep:
             return keepExisting(destination, size: size)
+        case .replaceIfNewer:
+            existingModified = FileSystem.modificationDate(of: destination)
+            return nil
         case .rename:
             let directory = FileSystem.parent(of: destination)
             let name = (destination as NSString).lastPathComponent

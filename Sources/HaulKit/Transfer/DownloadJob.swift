@@ -48,6 +48,9 @@ struct DownloadJob {
     let target: RequestTarget
     /// The other URLs of the file, and which of them still serve it in this run.
     let mirrors: MirrorSet
+    /// The modification time of the file a ``ExistingFilePolicy/replaceIfNewer`` download may replace: asked with
+    /// `If-Modified-Since`, and compared with the answer's `Last-Modified`.
+    var existingModified: Date?
     /// The generation of ``target`` the last one-connection request used.
     var requestedGeneration = 0
 
@@ -185,6 +188,7 @@ struct DownloadJob {
         let bounded = rangesUsable && connectionsAllowed > 1
         let response = try await send(request, bounded: bounded)
         let head = ResponseHead(response, now: Date())
+        if let kept = try keptAsNotNewer(head) { throw KeptExistingFile(file: kept) }
         let decision = ResponseEvaluator.evaluate(
             head, request: request, recorded: record.transfer.validator, url: record.url,
             policy: record.options.onResourceChange)
@@ -281,8 +285,12 @@ struct DownloadJob {
         state.update { $0.activeConnections = 1 }
         let (url, generation) = await target.current
         requestedGeneration = generation
+        var profile = requestProfile
+        if let existingModified, request.start == 0 {
+            profile.custom.append(HTTPHeaderField(name: "If-Modified-Since", value: HTTPDate.format(existingModified)))
+        }
         return try await environment.session.get(
-            url, profile: requestProfile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
+            url, profile: profile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil, decoding: decoding,
             logger: logger)
     }
@@ -299,11 +307,16 @@ struct DownloadJob {
             let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
             let policy = record.options.existingFile
             let named = (directory.path as NSString).appendingPathComponent(name)
-            if policy == .keep, case .regularFile(let size) = FileSystem.entry(at: named) {
-                throw KeptExistingFile(file: keepExisting(named, size: size))
+            if case .regularFile(let size) = FileSystem.entry(at: named) {
+                if policy == .keep { throw KeptExistingFile(file: keepExisting(named, size: size)) }
+                if policy == .replaceIfNewer, let modified = FileSystem.modificationDate(of: named),
+                    !Self.isNewer(head.lastModified, than: modified)
+                {
+                    throw KeptExistingFile(file: keepExisting(named, size: size))
+                }
             }
             record.destinationPath = try await environment.reserveDestination(
-                id, directory.path, name, policy == .replace)
+                id, directory.path, name, policy == .replace || policy == .replaceIfNewer)
         }
         guard let partPath = record.partPath, let destination = record.destinationPath else {
             throw DownloadError.internalError("download \(id) has no destination")
@@ -324,6 +337,23 @@ struct DownloadJob {
             let file = try PartFile(path: partPath, mode: leftover ? .reuseLeftover : .createNew)
             state.update { $0.file = file }
         }
+    }
+
+    /// For ``ExistingFilePolicy/replaceIfNewer`` with a file at the destination: the file, when the answer says the
+    /// server's copy is not newer (`304`, or a `Last-Modified` not after the file's time); nil to go on.
+    mutating func keptAsNotNewer(_ head: ResponseHead) throws(DownloadError) -> URL? {
+        guard let existingModified, let destination = record.destinationPath,
+            case .regularFile(let size) = FileSystem.entry(at: destination)
+        else { return nil }
+        guard head.status == 304 || !Self.isNewer(head.lastModified, than: existingModified) else { return nil }
+        return keepExisting(destination, size: size)
+    }
+
+    /// Whether `lastModified` (an HTTP date) is after `date`, to the second; a missing or unreadable one counts as
+    /// newer (the server does not say, so the file is fetched, as wget does).
+    static func isNewer(_ lastModified: String?, than date: Date) -> Bool {
+        guard let server = lastModified.flatMap(HTTPDate.parse) else { return true }
+        return server.timeIntervalSince1970.rounded(.down) > date.timeIntervalSince1970.rounded(.down)
     }
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
@@ -419,6 +449,12 @@ struct DownloadJob {
             }
         }
         if board != nil { try dropSegments() }
+        if record.options.existingFile == .replaceIfNewer,
+            let modified = record.transfer.lastModified.flatMap(HTTPDate.parse)
+        {
+            // The server's time, kept by the rename: the next `-N` run compares with it.
+            try? FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: partPath)
+        }
         record.transfer.totalBytes = total
         record.transfer.durableBytes = total
         record.transfer.finalizing = true

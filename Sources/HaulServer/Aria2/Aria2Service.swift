@@ -167,9 +167,8 @@ public actor Aria2Service {
             if let out { .file(try jail.file(out, in: folder)) } else { .directory(folder) }
         var added: DownloadID?
         try await managing { () async throws(DownloadError) in
-            let id = try await manager.add(url, to: destination, options: options)
-            if startPaused { try await manager.pause(id) }
-            added = id
+            // Added paused in one step: a small file cannot complete between an add and a pause.
+            added = try await manager.add(url, to: destination, options: options, paused: startPaused)
         }
         guard let id = added else { throw .failed("the download could not be added") }
         if let position = params.integer(2) {

@@ -74,6 +74,13 @@ struct RequestOptions: ParsableArguments {
     var overwrite = false
 
     @Flag(
+        name: [.customShort("N"), .customLong("timestamping")],
+        help:
+            "Download only when the server's copy is newer than the file already there; the file gets the server's time."
+    )
+    var timestamping = false
+
+    @Flag(
         name: .customLong("location-trusted"),
         help:
             "Also send credentials, cookies of the command line and -H headers to the other hosts a redirect leads to.")
@@ -97,7 +104,9 @@ struct RequestOptions: ParsableArguments {
         if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if !mirrors.isEmpty, planned.count != 1 { throw ValidationError("--mirror takes exactly one URL") }
-        if noClobber, overwrite { throw ValidationError("--no-clobber and --overwrite cannot be used together") }
+        if [noClobber, overwrite, timestamping].filter({ $0 }).count > 1 {
+            throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
+        }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
         var files: Set<String> = []
         for case .file(let file)? in planned.map(\.destination) {
@@ -200,7 +209,7 @@ struct RequestOptions: ParsableArguments {
         var options = DownloadOptions(connections: connections)
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: locationTrusted, allowsInsecureRedirects: allowInsecureRedirect)
-        options.existingFile = noClobber ? .keep : overwrite ? .replace : .automatic
+        options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic
         do {
             if let user {
                 let (name, password) = try Credentials.parsing(user)

@@ -145,6 +145,20 @@ struct SchedulingTests {
         await reopened.shutdown()
     }
 
+    @Test("added paused: nothing is fetched until it is resumed, however small the file")
+    func addedPaused() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/tiny.bin", size: 10)
+        let id = try await harness.manager.add(url, paused: true)
+        #expect(await harness.manager.snapshot(id)?.state == .paused)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(harness.origin.requests(to: "/tiny.bin").isEmpty)
+        #expect(await harness.manager.snapshot(id)?.state == .paused)
+        try await harness.manager.resume(id)
+        expectContent(try await harness.manager.wait(for: id), size: 10)
+        await harness.shutdown()
+    }
+
     @Test("a host's speed limit holds for all its downloads together, and can be changed or lifted")
     func hostSpeedLimit() async throws {
         let harness = try await Harness.make { $0.hostSpeedLimits = ["127.0.0.1": 300_000] }

@@ -25,7 +25,7 @@ struct ExistingFileTests {
             let id = try await harness.manager.add(url, to: .file(existing), options: .init(existingFile: policy))
             let file = try await harness.manager.wait(for: id)
             switch policy {
-            case .automatic, .replace:
+            case .automatic, .replace, .replaceIfNewer:
                 #expect(file == existing)
                 expectContent(existing, size: 30_000)
             case .keep:
@@ -57,13 +57,50 @@ struct ExistingFileTests {
                 #expect(file.lastPathComponent == "d-automatic (1).bin", "\(file)")
                 #expect(try Data(contentsOf: existing) == Self.mine)
                 expectContent(file, size: 30_000)
-            case .replace:
+            case .replace, .replaceIfNewer:
                 #expect(file == existing)
                 expectContent(existing, size: 30_000)
             case .keep:
                 #expect(file == existing)
                 #expect(try Data(contentsOf: existing) == Self.mine)
                 #expect(!FileManager.default.fileExists(atPath: existing.path + ".part"))
+            }
+        }
+        await harness.shutdown()
+    }
+}
+
+@Suite("Timestamping (-N)")
+struct TimestampingTests {
+    /// The server's copy is from 2023-11-14 (`TestOrigin.Resource.lastModified` for version 0).
+    static let serverTime = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test("a file newer than the server's copy is kept; an older one is replaced and gets the server's time")
+    func replaceIfNewer() async throws {
+        let harness = try await Harness.make()
+        for (index, destination) in ["file", "directory"].enumerated() {
+            for (age, fileTime) in [("newer", Self.serverTime + 3600), ("older", Self.serverTime - 3600)] {
+                let name = "n-\(destination)-\(age).bin"
+                let existing = try ExistingFileTests.place(harness, name)
+                try FileManager.default.setAttributes([.modificationDate: fileTime], ofItemAtPath: existing.path)
+                let url = harness.origin.serve("/\(name)", size: 200_000 + index)
+                let id = try await harness.manager.add(
+                    url, to: destination == "file" ? .file(existing) : nil,
+                    options: .init(connections: 2, existingFile: .replaceIfNewer))
+                #expect(try await harness.manager.wait(for: id) == existing)
+                let requests = harness.origin.requests(to: "/\(name)")
+                // Given a file, the name is known: the server is asked conditionally (the origin ignores it, as many
+                // do, and the Last-Modified decides). Into a directory the name comes with the answer.
+                let asked = requests.first?.header("If-Modified-Since")
+                #expect(asked == (destination == "file" ? HTTPDate.format(fileTime) : nil), "\(name)")
+                if age == "newer" {
+                    #expect(try Data(contentsOf: existing) == ExistingFileTests.mine, "\(name)")
+                    #expect(requests.count == 1, "\(name): \(requests.count) requests")
+                } else {
+                    expectContent(existing, size: 200_000 + index)
+                    let modified = try FileManager.default.attributesOfItem(atPath: existing.path)[.modificationDate]
+                    #expect(modified as? Date == Self.serverTime, "\(name)")
+                }
             }
         }
         await harness.shutdown()
