@@ -9,7 +9,9 @@ import Darwin
 /// A private nginx on 127.0.0.1, run in the foreground as a child of the test, with its own configuration: the
 /// server people really download from. `/slow/` serves the same files at `limit_rate`; `/private/` serves them to
 /// ``user`` with ``password`` only (`auth_basic`). The access log records
-/// `$request_uri $status $bytes_sent "$http_range" "$http_if_range"` per request.
+/// `$request_uri $status $bytes_sent "$http_range" "$http_if_range"` per request. Given ``TestCertificates``, it
+/// serves HTTPS only, with the server certificate of that private authority, and `/mutual/` serves only clients
+/// presenting a certificate the authority signed (mutual TLS).
 public final class NginxServer: @unchecked Sendable {
     /// One line of the access log.
     public struct LogEntry: Sendable, Equatable {
@@ -22,6 +24,8 @@ public final class NginxServer: @unchecked Sendable {
 
     public let root: URL
     public let port: Int
+    /// `https` when started with certificates, else `http`.
+    public let scheme: String
     /// The login `/private/` asks for.
     public let user = "ann"
     public let password = "open-sesame"
@@ -38,18 +42,33 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     /// Starts nginx (off the cooperative thread pool) serving a fresh `root`.
-    public static func start(limitRate: String = "8m") async throws -> NginxServer {
-        try await blocking { try NginxServer(limitRate: limitRate) }
+    public static func start(limitRate: String = "8m", tls: TestCertificates? = nil) async throws -> NginxServer {
+        try await blocking { try NginxServer(limitRate: limitRate, tls: tls) }
     }
 
     /// Starts nginx serving `root` (a fresh directory, `www` inside the server's own directory). Blocks.
-    public init(limitRate: String = "8m") throws {
+    public init(limitRate: String = "8m", tls: TestCertificates? = nil) throws {
         guard let executable = Self.executable else { throw NginxUnavailable() }
         directory = TemporaryDirectory("haul-nginx")
         root = directory.file("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: directory.file("tmp"), withIntermediateDirectories: true)
         try "\(user):{PLAIN}\(password)\n".write(to: directory.file("htpasswd"), atomically: true, encoding: .utf8)
+        scheme = tls == nil ? "http" : "https"
+        let rootPath = root.path
+        let secure =
+            tls.map { certificates in
+                """
+                ssl_certificate \(certificates.serverCertificate);
+                ssl_certificate_key \(certificates.serverKey);
+                ssl_client_certificate \(certificates.ca);
+                ssl_verify_client optional;
+                location /mutual/ {
+                    alias \(rootPath)/;
+                    if ($ssl_client_verify != SUCCESS) { return 403; }
+                }
+                """
+            } ?? ""
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = try LocalPorts.free()
@@ -72,7 +91,7 @@ public final class NginxServer: @unchecked Sendable {
                     sendfile on;
                     types { application/octet-stream bin; }
                     server {
-                        listen 127.0.0.1:\(port);
+                        listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl");
                         root \(root.path);
                         location /slow/ { alias \(root.path)/; limit_rate \(limitRate); }
                         location /private/ {
@@ -80,6 +99,7 @@ public final class NginxServer: @unchecked Sendable {
                             auth_basic "haul";
                             auth_basic_user_file \(prefix)/htpasswd;
                         }
+                        \(secure)
                     }
                 }
                 """
@@ -104,7 +124,7 @@ public final class NginxServer: @unchecked Sendable {
 
     private var running: Process?
 
-    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    public func url(_ path: String) -> URL { URL(string: "\(scheme)://127.0.0.1:\(port)\(path)")! }
 
     /// The access log so far.
     public var log: [LogEntry] {

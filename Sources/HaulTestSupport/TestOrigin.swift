@@ -78,7 +78,8 @@ public final class TestOrigin: Sendable {
         public var dieInHeadersAfter: Int?
         /// Replace the Content-Length header with this raw text (e.g. "12, 13" or "abc").
         public var rawContentLength: String?
-        /// Bytes per second per response; nil for unthrottled.
+        /// Bytes per second per response; nil for unthrottled. A response that fell behind (a busy machine) catches
+        /// up by at most a quarter second's worth, as a real link that cannot send faster than its rate.
         public var bytesPerSecond: Int?
         /// Change to this version after this many body bytes of the next response were sent (once).
         public var changeVersionAfter: (bytes: Int, version: Int)?
@@ -461,7 +462,7 @@ public final class TestOrigin: Sendable {
         let chunkSize = 16 * 1024
         var sent = 0
         var version = resource.version
-        let began = ContinuousClock.now
+        var began = ContinuousClock.now
         var buffer = ByteBufferAllocator().buffer(capacity: chunkSize + 32)
         let cutEach = faults.cutEachWithin.map { range in
             range.lowerBound + (index &* 7919) % max(1, range.count)
@@ -500,7 +501,11 @@ public final class TestOrigin: Sendable {
                 count = min(count, max(1, trickle.bytesPerSecond / 8))
                 let due = Duration.seconds(Double(sent - trickle.after) / Double(trickle.bytesPerSecond))
                 let elapsed = started.duration(to: .now)
-                if due > elapsed { try await Task.sleep(for: due - elapsed) }
+                if due > elapsed {
+                    try await Task.sleep(for: due - elapsed)
+                } else if elapsed - due > .milliseconds(250) {
+                    trickleStarted = started + (elapsed - due - .milliseconds(250))  // never a burst
+                }
             } else if let trickle = faults.trickle, faults.trickleTimes > 0 {
                 count = min(count, trickle.after - sent)
             }
@@ -534,7 +539,11 @@ public final class TestOrigin: Sendable {
             if let rate = faults.bytesPerSecond {
                 let due = Duration.seconds(Double(sent) / Double(rate))
                 let elapsed = began.duration(to: .now)
-                if due > elapsed { try await Task.sleep(for: due - elapsed) }
+                if due > elapsed {
+                    try await Task.sleep(for: due - elapsed)
+                } else if elapsed - due > .milliseconds(250) {
+                    began += elapsed - due - .milliseconds(250)
+                }
             }
         }
         slot.release()

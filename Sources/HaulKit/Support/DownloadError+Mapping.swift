@@ -35,12 +35,8 @@ extension DownloadError {
                 return .networkFailure("the connection closed in the middle of the response")
             }
             return .malformedResponse("\(error)")
-        case let error as NIOSSLError:
-            return .tlsFailure("\(error)")
-        case let error as BoringSSLError:
-            return .tlsFailure("\(error)")
-        case let error as NIOSSLExtraError:
-            return .tlsFailure("\(error)")
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            return tlsFailure(describing: error)
         case let error as NIOHTTPDecompression.ExtraDecompressionError where error == .truncatedData:
             return .networkFailure("the connection closed in the middle of the compressed response")
         case let error as NIOHTTPDecompression.ExtraDecompressionError:
@@ -82,6 +78,41 @@ extension DownloadError {
         default:
             return .networkFailure("\(error)")
         }
+    }
+
+    /// A TLS error in words: BoringSSL's reason code (`CERTIFICATE_VERIFY_FAILED`) rather than its whole
+    /// description (with error numbers and source paths), and advice that fits it.
+    private static func tlsFailure(describing error: any Error) -> DownloadError {
+        let text = String(describing: error)
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return tlsFailure(
+                "the server's certificate is for another host name",
+                suggestion: "use the host name the certificate names, or --insecure to skip the check (unsafe)")
+        }
+        let reason = text.firstRange(of: "OPENSSL_internal:").map { found in
+            String(text[found.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" })
+        }
+        switch reason {
+        case "CERTIFICATE_VERIFY_FAILED":
+            return tlsFailure(
+                "the server's certificate is not trusted (CERTIFICATE_VERIFY_FAILED)",
+                suggestion:
+                    "if its authority is private, give it with --ca-certificate FILE; --insecure skips the check (unsafe)"
+            )
+        case "TLSV1_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_HANDSHAKE_FAILURE", "TLSV1_ALERT_UNKNOWN_CA",
+            "SSLV3_ALERT_BAD_CERTIFICATE":
+            return tlsFailure(
+                "the server refused the handshake (\(reason!))",
+                suggestion: "it may ask for a client certificate: give --certificate FILE and --private-key FILE")
+        case let reason? where !reason.isEmpty:
+            return .tlsFailure(reason)
+        default:
+            return .tlsFailure(text)
+        }
+    }
+
+    private static func tlsFailure(_ detail: String, suggestion: String) -> DownloadError {
+        DownloadError(code: .tlsFailure, summary: "TLS failed: \(detail)", suggestion: suggestion, isTransient: false)
     }
 
     private static func describe(_ error: any Error) -> String {

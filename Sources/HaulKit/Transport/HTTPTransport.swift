@@ -110,6 +110,10 @@ final class HTTPTransport: Sendable {
             configuration.decompression = .disabled
             configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: TimeAmount(key.stallTimeout))
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = key.maxConnectionsPerHost
+            // A failed connection fails its request at once: Haul's own retry policy decides what happens next (a
+            // refused certificate is not retried; a refused connection is, with backoff and within the retry
+            // budget). AsyncHTTPClient would otherwise retry silently until the connect timeout.
+            configuration.connectionPool.retryConnectionEstablishment = false
             configuration.tlsConfiguration = tlsConfiguration
             if let proxy {
                 switch proxy.kind {
