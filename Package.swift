@@ -64,6 +64,7 @@ let package = Package(
                 "HaulKit",
                 "HaulServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -83,6 +83,9 @@ public final class ChildProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Standard output as bytes (a streamed file).
+    public var standardOutputData: Data { (try? Data(contentsOf: outputURL)) ?? Data() }
+
     public var standardOutput: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
     public var standardError: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
 

@@ -50,7 +50,7 @@ enum LocalPorts {
 }
 
 #if canImport(Glibc)
-private let streamSocketType = Int32(SOCK_STREAM.rawValue)
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
 #else
-private let streamSocketType = SOCK_STREAM
+let streamSocketType = SOCK_STREAM
 #endif

@@ -114,6 +114,8 @@ public final class TestOrigin: Sendable {
         public var headers: [(String, String)]
         /// Which connection (1, 2, …) carried it.
         public var connection: Int
+        /// The IP address the connection came from (a proxy's when one was used).
+        public var peer: String?
         public var status: Int = 0
         /// Body bytes written for it.
         public var bodyBytesSent = 0
@@ -142,6 +144,8 @@ public final class TestOrigin: Sendable {
         var peakResponses = 0
         /// Bumped by ``dropOpenResponses()``: a body whose response began before stops.
         var dropGeneration = 0
+        /// The address each connection came from, by number.
+        var peers: [Int: String] = [:]
     }
 
     /// Closes every response body under way (after the bytes already written), as a network that drops them.
@@ -295,6 +299,8 @@ public final class TestOrigin: Sendable {
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, number: Int) async {
         let channel = connection.channel
+        let peer = channel.remoteAddress?.ipAddress
+        state.withLock { $0.peers[number] = peer }
         // Write straight to the channel and wait for each write, so a cut delivers exactly what was counted
         // (closing drops writes that are only queued).
         let write: @Sendable (ByteBuffer) async throws -> Void = { try await channel.writeAndFlush($0) }
@@ -338,7 +344,10 @@ public final class TestOrigin: Sendable {
                 state.peakResponses = max(state.peakResponses, state.activeResponses)
                 counted = true
             }
-            state.requests.append(Request(path: path, target: head.uri, headers: headers, connection: connection))
+            state.requests.append(
+                Request(
+                    path: path, target: head.uri, headers: headers, connection: connection,
+                    peer: state.peers[connection]))
             let faults = state.faults
             if faults.cutAfter != nil, state.faults.cutTimes > 0, scripted == nil { state.faults.cutTimes -= 1 }
             if faults.stallAfter != nil, state.faults.stallTimes > 0, scripted == nil { state.faults.stallTimes -= 1 }

@@ -19,8 +19,11 @@ struct Haul: AsyncParsableCommand {
             Default options: $XDG_CONFIG_HOME/haul/config (or ~/.config/haul/config, or $HAUL_CONFIG), one long \
             option a line ('connections = 8', 'insecure'); the command line wins.
 
-            State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed, \
-            3 checksum mismatch, 4 disk or file-system error, 64 usage error, 130 interrupted.
+            Progress and messages go to standard error; data (lists, --json, -o -) to standard output.
+
+            State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed otherwise, \
+            3 checksum mismatch, 4 disk or file-system error, 5 TLS, 6 network (DNS, refused, timed out), \
+            8 HTTP error (404, 5xx), 64 usage error, 130 interrupted.
             """,
         version: HaulVersion.current,
         subcommands: [

@@ -24,7 +24,7 @@ extension EndToEnd {
             let first = try await ChildProcess.run(
                 "haul", ["get", url, "-o", directory.file("a.bin").path] + state, environment: environment)
             #expect(first.status == 0, "\(first.error)")
-            #expect(first.output.isEmpty, "quiet came from the file: \(first.output)")
+            #expect(first.output.isEmpty && first.error.isEmpty, "quiet came from the file: \(first.error)")
             #expect(origin.requests(to: "/c.bin").last?.header("User-Agent") == "FromConfig/1")
             let typed = try await ChildProcess.run(
                 "haul", ["get", url, "-o", directory.file("b.bin").path, "-U", "Typed/2"] + state,

@@ -124,14 +124,16 @@ extension EndToEnd {
             origin.setFaults { $0.bytesPerSecond = nil }
             let second = try ChildProcess(product: "haul", arguments: arguments)
             #expect(try await second.wait() == 0, "\(second.standardError)")
-            #expect(second.standardOutput.contains("saved"))
+            #expect(second.standardError.contains("saved"))
             let data = try #require(directory.contents("int.bin"))
             #expect(TestContent.firstMismatch(data, size: size) == nil)
             #expect(origin.requests(to: "/int.bin").last?.range == "bytes=\(stoppedAt - 64 * 1024)-")
             await origin.stop()
         }
 
-        @Test("exit codes: 0 done, 1 for 404, 3 for a checksum mismatch, 64 for bad arguments")
+        @Test(
+            "exit codes: 0 done, 8 for 404, 6 for a refused port or an unknown host, 3 for a checksum mismatch, 64 for bad arguments"
+        )
         func exitCodes() async throws {
             let origin = try await TestOrigin.start()
             let url = origin.serve("/ok.bin", size: 1000)
@@ -143,9 +145,21 @@ extension EndToEnd {
 
             let missing = try ChildProcess(
                 product: "haul", arguments: ["get", "-q"] + state + [origin.url("/nope").absoluteString])
-            #expect(try await missing.wait() == 1)
+            #expect(try await missing.wait() == 8)
             #expect(missing.standardError.contains("404 Not Found"))
             #expect(missing.standardError.contains("check the URL"))
+
+            // Nothing listens on port 1; `.invalid` never resolves (RFC 2606).
+            for (address, says) in [
+                ("http://127.0.0.1:1/x.bin", "connection refused"),
+                ("http://no-such-host.invalid/x.bin", "could not resolve the host name"),
+            ] {
+                let unreachable = try ChildProcess(
+                    product: "haul",
+                    arguments: ["get", "-q", "--retries", "1", "--connect-timeout", "5"] + state + [address])
+                #expect(try await unreachable.wait() == 6, "\(address)")
+                #expect(unreachable.standardError.contains(says), "\(unreachable.standardError)")
+            }
 
             let sum = "sha256=" + String(repeating: "0", count: 64)
             let bad = try ChildProcess(

@@ -27,8 +27,8 @@ extension EndToEnd {
             #expect(result.status == 0, "\(result.error)")
             #expect(mirror.bodyBytesSent(to: "/a.bin") > 64 * 1024)
             #expect(
-                result.output.contains("no longer using the mirror") && result.output.contains("404"),
-                "\(result.output)")
+                result.error.contains("no longer using the mirror") && result.error.contains("404"),
+                "\(result.error)")
 
             let list = directory.file("urls.txt")
             try "\(primary.url("/b.bin").absoluteString)\t\(mirror.url("/b.bin").absoluteString) out=b.bin\n"

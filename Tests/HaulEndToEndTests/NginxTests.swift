@@ -93,7 +93,7 @@ extension EndToEnd {
                 "changing.bin", in: server, version: 1, modified: Date(timeIntervalSince1970: 1_700_003_600))
             let second = try await ChildProcess.run("haul", arguments)
             #expect(second.status == 0, "\(second.error)")
-            #expect(second.output.contains("starting over"), "\(second.output)")
+            #expect(second.error.contains("starting over"), "\(second.error)")
             let data = try #require(directory.contents("changing.bin"))
             #expect(TestContent.firstMismatch(data, size: Self.size, version: 1) == nil, "the new version, whole")
             let requests = server.log.filter { $0.path == "/slow/changing.bin" }

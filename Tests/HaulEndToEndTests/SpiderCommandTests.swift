@@ -21,7 +21,7 @@ extension EndToEnd {
                     "get", "--spider", "--json", present, missing, "-d", directory.path,
                     "--state-dir", directory.file("state").path,
                 ])
-            #expect(both.status == 1)
+            #expect(both.status == 8, "a 404 is an HTTP error")
             let objects = both.output.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }

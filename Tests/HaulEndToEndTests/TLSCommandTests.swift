@@ -25,7 +25,7 @@ extension EndToEnd {
             }
             let started = ContinuousClock.now
             let refused = try await get("refused.bin", [])
-            #expect(refused.status == 1 && refused.error.contains("TLS"), "\(refused.error)")
+            #expect(refused.status == 5 && refused.error.contains("TLS"), "\(refused.error)")
             #expect(refused.error.contains("not trusted") && refused.error.contains("--ca-certificate"))
             // A refused certificate is not retried (before, the connection pool retried it for the connect timeout).
             #expect(started.duration(to: .now) < .seconds(15))
@@ -45,7 +45,7 @@ extension EndToEnd {
                     "get", url.absoluteString, "-o", directory.file("anonymous.bin").path, "-q", "--state-dir",
                     directory.file("state").path, "--ca-certificate", certificates.ca,
                 ])
-            #expect(anonymous.status == 1 && anonymous.error.contains("--certificate"), "\(anonymous.error)")
+            #expect(anonymous.status == 5 && anonymous.error.contains("--certificate"), "\(anonymous.error)")
             let result = try await ChildProcess.run(
                 "haul",
                 [
@@ -86,7 +86,7 @@ extension EndToEnd {
                     ] + extra)
             }
             let refused = try await get("/f.bin", "refused.bin", [])
-            #expect(refused.status == 1 && refused.error.contains("TLS"), "\(refused.error)")
+            #expect(refused.status == 5 && refused.error.contains("TLS"), "\(refused.error)")
             #expect(!FileManager.default.fileExists(atPath: directory.file("refused.bin").path))
             #expect(server.log.isEmpty, "no request is sent over an untrusted connection: \(server.log)")
 
@@ -96,7 +96,7 @@ extension EndToEnd {
             #expect(server.log.filter { $0.path == "/f.bin" && $0.status == 206 }.count >= 4, "\(server.log)")
 
             let anonymous = try await get("/mutual/f.bin", "anonymous.bin", ["--ca-certificate", certificates.ca])
-            #expect(anonymous.status == 1 && anonymous.error.contains("403"), "\(anonymous.error)")
+            #expect(anonymous.status == 8 && anonymous.error.contains("403"), "\(anonymous.error)")
             let mutual = try await get(
                 "/mutual/f.bin", "mutual.bin",
                 [

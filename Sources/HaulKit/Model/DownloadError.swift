@@ -99,7 +99,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The same error, noting that it ended the download after `attempts` tries.
     func givingUp(after attempts: Int) -> DownloadError {
         DownloadError(
-            code: code, summary: "\(summary) (gave up after \(attempts) attempts)", suggestion: suggestion,
+            code: code, summary: "\(summary) (gave up after \(attempts) attempt\(attempts == 1 ? "" : "s"))",
+            suggestion: suggestion,
             isTransient: isTransient, httpStatus: httpStatus, retryAfter: retryAfter)
     }
 
@@ -224,6 +225,15 @@ extension DownloadError {
             code: .checksumMismatch,
             summary: "\(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
             suggestion: "the file is not the one expected; check the checksum or the URL (the bad data was deleted)",
+            isTransient: false)
+    }
+
+    /// A streamed file's digest differs from the expected checksum; its bytes were already delivered.
+    public static func streamChecksumMismatch(expected: Checksum, actual: String) -> DownloadError {
+        .init(
+            code: .checksumMismatch,
+            summary: "\(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
+            suggestion: "the streamed bytes are not the file expected: discard them; check the checksum or the URL",
             isTransient: false)
     }
 

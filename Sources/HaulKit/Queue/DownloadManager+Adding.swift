@@ -10,7 +10,8 @@ extension DownloadManager {
     /// - Parameters:
     ///   - url: an `http` or `https` URL.
     ///   - destination: a file, or a directory to name the file in; nil for the download directory.
-    ///   - paused: add it paused (it waits for ``resume(_:)``); nothing is fetched in between.
+    ///   - options: checksum, headers, connections, priority and the rest (``DownloadOptions``).
+    ///   - paused: add it paused (it waits for ``resume(_:)-(DownloadID)``); nothing is fetched in between.
     @discardableResult
     public func add(
         _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),

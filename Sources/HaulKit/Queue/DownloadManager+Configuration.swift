@@ -49,7 +49,7 @@ extension DownloadManager {
         /// Where the engine logs; silent by default. Messages are static, with the download id as metadata.
         public var logger = Logger(label: "haul", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Whether downloads left queued or running in the database start as soon as the manager opens. When false
-        /// they wait, still `queued`, for ``DownloadManager/resume(_:)`` or ``DownloadManager/resumeAll()`` (a tool
+        /// they wait, still `queued`, for ``DownloadManager/resume(_:)-(DownloadID)`` or ``DownloadManager/resumeAll()`` (a tool
         /// that inspects the database or fetches only its own URLs). Downloads added later always start. Default true.
         public var resumesStoredDownloads = true
         /// Whether this manager runs downloads. When false it only reads and edits the database: `add` queues,

@@ -1,7 +1,7 @@
 import Foundation
 
 extension DownloadManager {
-    /// Stops a download, keeping what it has; ``resume(_:)`` continues from there.
+    /// Stops a download, keeping what it has; ``resume(_:)-(DownloadID)`` continues from there.
     public func pause(_ id: DownloadID) async throws(DownloadError) {
         try await pause([id])
     }

@@ -17,7 +17,7 @@ import Logging
 /// Call ``shutdown()`` before the process exits to checkpoint running downloads at once (they continue next time);
 /// without it, they still resume after a restart, from the last checkpoint or the bytes already written.
 ///
-/// Inside, the manager is a thin actor: a ``DownloadLifecycle`` value decides every change of state, and the
+/// Inside, the manager is a thin actor: a `DownloadLifecycle` value decides every change of state, and the
 /// manager performs what it returns (recording, starting and stopping jobs, forgetting downloads).
 public actor DownloadManager {
     public nonisolated let configuration: Configuration

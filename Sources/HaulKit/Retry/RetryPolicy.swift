@@ -34,6 +34,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The delay before retrying after the `failure`-th failure in a row (1-based).
     ///
     /// - Parameters:
+    ///   - failure: how many attempts in a row failed, counting this one.
     ///   - retryAfter: what the server asked for, if anything; the delay is never shorter.
     ///   - random: a number in 0…1 that picks the jitter (pass `Double.random(in: 0...1)`).
     public func delay(afterFailure failure: Int, retryAfter: Duration?, random: Double) -> Duration {

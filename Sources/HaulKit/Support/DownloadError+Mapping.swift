@@ -22,6 +22,10 @@ extension DownloadError {
             return mapping(error, stallTimeout: stallTimeout)
         case let error as IOError:
             return .networkFailure(describe(errno: error.errnoCode))
+        case let error as NIOConnectionError
+        where error.connectionErrors.isEmpty
+            && (error.dnsAError != nil || error.dnsAAAAError != nil):
+            return .networkFailure("could not resolve the host name \(error.host)")
         case let error as NIOConnectionError:
             let detail = error.connectionErrors.first.map { describe($0.error) } ?? "no address could be reached"
             return .networkFailure("could not connect to \(error.host):\(error.port) (\(detail))")

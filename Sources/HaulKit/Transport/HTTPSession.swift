@@ -48,8 +48,33 @@ struct HTTPSession: Sendable {
                 }
             }
 
+            logger.debug(
+                "request",
+                metadata: [
+                    "url": "\(ProxySettings.masked(current.absoluteString))", "range": "\(range ?? "-")",
+                    "if-range": "\(ifRange ?? "-")",
+                ])
+            if logger.logLevel <= .trace {
+                logger.trace("request headers", metadata: ["headers": "\(Self.masked(headers))"])
+            }
+            // AsyncHTTPClient's own trace shows headers unmasked and bodies in hex: it gets debug at most.
+            var clientLogger = logger
+            clientLogger.logLevel = max(logger.logLevel, .debug)
             let response = try await transport.get(
-                current.absoluteString, headers: headers, decoding: decoding, logger: logger)
+                current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
+            logger.debug(
+                "response",
+                metadata: [
+                    "status": "\(response.status.code)",
+                    "content-length": "\(response.headers.first(name: "Content-Length") ?? "-")",
+                    "content-range": "\(response.headers.first(name: "Content-Range") ?? "-")",
+                    "etag": "\(response.headers.first(name: "ETag") ?? "-")",
+                ])
+            if logger.logLevel <= .trace {
+                logger.trace(
+                    "response headers",
+                    metadata: ["headers": "\(Self.masked(response.headers.map { ($0.name, $0.value) }))"])
+            }
             cookies?.store(response.headers["Set-Cookie"], from: current)
             let status = Int(response.status.code)
 
@@ -89,6 +114,13 @@ struct HTTPSession: Sendable {
             challengesAnswered = 0
             current = target
         }
+    }
+
+    /// Header fields as `Name: value` lines, the values of secret ones (credentials, cookies) masked.
+    static func masked(_ headers: [(String, String)]) -> String {
+        let secret: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+        return headers.map { name, value in "\(name): \(secret.contains(name.lowercased()) ? "***" : value)" }
+            .joined(separator: "; ")
     }
 
     /// Reads and drops a small body (a redirect's or a refusal's), so the connection can serve the next request; a

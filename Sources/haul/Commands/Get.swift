@@ -16,6 +16,7 @@ struct Get: AsyncParsableCommand {
               haul get -d downloads -j 8 -i urls.txt
               haul get -x 8 --limit-rate 2M -H 'Authorization: Bearer TOKEN' https://example.com/private.tar
               haul get --json https://example.com/a.zip | jq -c 'select(.type == "completed")'
+              haul get -o - https://example.com/src.tar.gz | tar xz
             """)
 
     @Flag(help: "Check that each URL answers (size, resumable, name) and download nothing, as wget's --spider.")
@@ -24,6 +25,20 @@ struct Get: AsyncParsableCommand {
     @OptionGroup var request: RequestOptions
     @OptionGroup var transfer: TransferOptions
     @OptionGroup var state: StateOptions
+
+    /// `-o -`: the file goes to standard output.
+    var streamsToStandardOutput: Bool { request.output == "-" }
+
+    func validate() throws {
+        guard streamsToStandardOutput, !spider else { return }
+        let reason = "-o - writes the file to standard output over one connection"
+        if transfer.json { throw ValidationError("\(reason): --json cannot share it") }
+        if !request.mirrors.isEmpty { throw ValidationError("\(reason): --mirror does not apply") }
+        if request.directory != nil { throw ValidationError("\(reason): -d/--dir does not apply") }
+        if request.noClobber || request.overwrite || request.timestamping {
+            throw ValidationError("\(reason): there is no file for --no-clobber, --overwrite or -N")
+        }
+    }
 
     func run() async throws {
         // Asked first: a password prompt comes before any output.
@@ -37,6 +52,13 @@ struct Get: AsyncParsableCommand {
             await manager.shutdown()
             transfer.login.save(configuration)
             throw ExitStatus.forFailures(failures)
+        }
+        if streamsToStandardOutput, let (url, _, options) = additions.first {
+            let manager = try await ForegroundSession.openManager(configuration)
+            let stream = StandardOutputStream(
+                url: url, options: options, quiet: transfer.quiet, logging: transfer.log.level != nil)
+            defer { transfer.login.save(configuration) }
+            try await stream.run(manager)
         }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: false,

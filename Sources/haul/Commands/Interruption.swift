@@ -11,7 +11,8 @@ import Darwin
 /// Ctrl-C and SIGTERM: checkpoint and stop cleanly, so the command can print its summary and exit 130. A second
 /// signal exits at once (still safe: every byte written is kept, and the next run verifies the tail).
 final class Interruption: Sendable {
-    private let manager: DownloadManager
+    /// Stops what the command runs (the manager's downloads, or a stream).
+    private let stop: @Sendable () async -> Void
     private let signals = Atomic<Int>(0)
     private nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
     private static let queue = DispatchQueue(label: "haul.signals")
@@ -19,18 +20,21 @@ final class Interruption: Sendable {
     /// True once a SIGINT or SIGTERM arrived.
     var happened: Bool { signals.load(ordering: .relaxed) > 0 }
 
-    init(manager: DownloadManager) { self.manager = manager }
+    init(manager: DownloadManager) { stop = { await manager.shutdown() } }
+
+    /// Calls `stop` on the first signal.
+    init(stopping stop: @escaping @Sendable () async -> Void) { self.stop = stop }
 
     func install() {
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: Self.queue)
-            source.setEventHandler { [self, manager] in
+            source.setEventHandler { [self, stop] in
                 if self.signals.add(1, ordering: .relaxed).newValue > 1 {
-                    Console.out("\n")
+                    Console.status("\n")
                     exit(ExitStatus.interrupted.rawValue)
                 }
-                Task { await manager.shutdown() }
+                Task { await stop() }
                 // Should stopping hang (a disk that does not answer), do not hang with it.
                 Self.queue.asyncAfter(deadline: .now() + 20) { exit(ExitStatus.interrupted.rawValue) }
             }

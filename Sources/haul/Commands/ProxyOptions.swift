@@ -20,13 +20,28 @@ struct ProxyOptions: ParsableArguments {
     @Flag(name: [.customShort("6"), .customLong("inet6-only")], help: "Connect over IPv6 only.")
     var inet6Only = false
 
+    @Option(
+        name: .customLong("connect-timeout"),
+        help: ArgumentHelp(
+            "Seconds to resolve the host and open a connection (and finish TLS) before the attempt fails (default 30).",
+            valueName: "SECONDS"))
+    var connectTimeout: Double = 30
+
     /// The IP version chosen by -4 or -6.
     var addressFamily: AddressFamily? { inet4Only ? .ipv4 : inet6Only ? .ipv6 : nil }
 
     func validate() throws {
         if noProxy, proxy != nil { throw ValidationError("--proxy and --no-proxy cannot be used together") }
         if inet4Only, inet6Only { throw ValidationError("-4 and -6 cannot be used together") }
+        try TransferOptions.checkSeconds(connectTimeout, "--connect-timeout", minimum: 0.1)
         _ = try settings()
+    }
+
+    /// Sets the proxies, the IP version and the connect timeout (checked by `validate()`).
+    func apply(to configuration: inout DownloadManager.Configuration) throws {
+        configuration.proxy = try settings()
+        configuration.addressFamily = addressFamily
+        configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
     }
 
     /// The proxies to use, or nil for none.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HaulKit
-import Synchronization
 
 /// What to download and how: shared by `haul get` and `haul add`.
 struct RequestOptions: ParsableArguments {
@@ -19,8 +18,9 @@ struct RequestOptions: ParsableArguments {
     @Option(
         name: [.customShort("i"), .customLong("input-file")],
         help: ArgumentHelp(
-            "Read URLs from FILE ('-' for standard input): one file per line, '#' comments; mirrors of the same file "
-                + "after the URL, TAB-separated; an optional 'out=NAME' last.",
+            "Read URLs from FILE ('-' for standard input), in aria2's format: one file per line with its mirrors "
+                + "(TAB-separated) and KEY=VALUE options; indented KEY=VALUE lines below set more (out, dir, "
+                + "checksum, header, connections, referer, user-agent); '#' comments.",
             valueName: "FILE"))
     var inputFile: String?
 
@@ -91,11 +91,12 @@ struct RequestOptions: ParsableArguments {
         help: "Follow a redirect from https to plain http (refused by default).")
     var allowInsecureRedirect = false
 
-    /// A download to add: where from, where to.
+    /// A download to add: where from, where to, and what its list line set.
     struct Planned {
         var url: URL
         var destination: DownloadDestination?
         var mirrors: [URL] = []
+        var entry: InputFile.Entry
     }
 
     func validate() throws {
@@ -119,10 +120,10 @@ struct RequestOptions: ParsableArguments {
 
     /// The URLs with their destinations, from the arguments and the input file.
     func plannedDownloads() throws -> [Planned] {
-        var lines: [InputLine] = urls.map { InputLine(text: $0, mirrors: mirrors, out: output, line: nil) }
-        if let inputFile { lines += try Self.readInputFile(inputFile) }
+        var entries = urls.map { InputFile.Entry(url: $0, mirrors: mirrors, out: output) }
+        if let inputFile { entries += try InputFile.entries(inputFile) }
         let base = directory.map { URL(fileURLWithPath: $0) }
-        return try lines.map { entry in
+        return try entries.map { entry in
             func address(_ text: String) throws -> URL {
                 guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                     ["http", "https"].contains(scheme),
@@ -133,74 +134,35 @@ struct RequestOptions: ParsableArguments {
                 }
                 return url
             }
-            let url = try address(entry.text)
+            let url = try address(entry.url)
             let mirrors = try entry.mirrors.map(address)
+            // A line's dir= replaces -d; a relative one is relative to the current directory, as aria2's.
+            let folder = entry.dir.map { URL(fileURLWithPath: $0) } ?? base
             guard let out = entry.out else {
-                return Planned(url: url, destination: base.map { .directory($0) }, mirrors: mirrors)
+                return Planned(url: url, destination: folder.map { .directory($0) }, mirrors: mirrors, entry: entry)
             }
-            let file = out.hasPrefix("/") || base == nil ? URL(fileURLWithPath: out) : base!.appendingPathComponent(out)
-            return Planned(url: url, destination: .file(file), mirrors: mirrors)
+            let file =
+                out.hasPrefix("/") || folder == nil ? URL(fileURLWithPath: out) : folder!.appendingPathComponent(out)
+            return Planned(url: url, destination: .file(file), mirrors: mirrors, entry: entry)
         }
     }
 
-    /// What to add: each planned download with `options` and its own mirrors.
+    /// What to add: each planned download with `options` and what its list line set (mirrors, checksum, headers,
+    /// connections).
     func additions(_ options: DownloadOptions) throws -> [(URL, DownloadDestination?, DownloadOptions)] {
         try plannedDownloads().map { planned in
             var options = options
             options.mirrors = planned.mirrors
+            let entry = planned.entry
+            if let checksum = entry.checksum { options.checksum = checksum }
+            if let connections = entry.connections { options.connections = connections }
+            for header in entry.headers {
+                // The line's header replaces a -H of the same name.
+                options.headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
+                options.headers.append(header)
+            }
             return (planned.url, planned.destination, options)
         }
-    }
-
-    /// One line of an input file (or a URL of the command line): the URL, its mirrors, its name.
-    struct InputLine {
-        var text: String
-        var mirrors: [String] = []
-        var out: String?
-        var line: Int?
-    }
-
-    /// Input files already read, by path: `validate()` and `run()` both plan, and standard input can be read once.
-    private static let inputs = Mutex<[String: Data]>([:])
-
-    /// Lines of an input file: `URL[<TAB>MIRROR…] [out=NAME]`, blank lines and `#` comments skipped.
-    static func readInputFile(_ path: String) throws -> [InputLine] {
-        let data = try inputs.withLock { inputs in
-            if let known = inputs[path] { return known }
-            let read =
-                path == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-            guard let read else {
-                throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
-            }
-            inputs[path] = read
-            return read
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
-        }
-        var result: [InputLine] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            var out: String?
-            var mirrors: [String] = []
-            for word in words.dropFirst() {
-                if word.contains("://"), out == nil {
-                    mirrors.append(String(word))
-                    continue
-                }
-                guard word.hasPrefix("out="), word.count > 4 else {
-                    throw ValidationError(
-                        "\(path) line \(number + 1): unknown '\(word)'; only mirror URLs and 'out=NAME' may follow "
-                            + "the URL")
-                }
-                out = String(word.dropFirst(4))
-            }
-            result.append(InputLine(text: String(words[0]), mirrors: mirrors, out: out, line: number + 1))
-        }
-        return result
     }
 
     /// The engine options for every planned download; with `prompting`, a password missing from `--user` is asked

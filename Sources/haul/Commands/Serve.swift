@@ -50,6 +50,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var trust: TLSOptions
     @OptionGroup var login: LoginOptions
     @OptionGroup var hosts: HostOptions
+    @OptionGroup var log: LogOptions
 
     @OptionGroup var state: StateOptions
 
@@ -85,11 +86,12 @@ struct Serve: AsyncParsableCommand {
         configuration.maxConcurrentDownloads = jobs
         configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
-        configuration.proxy = try network.settings()
-        configuration.addressFamily = network.addressFamily
+        try network.apply(to: &configuration)
         configuration.tls = trust.settings
         try login.apply(to: &configuration)
         try hosts.apply(to: &configuration)
+        // A daemon's log: what went wrong and what it did, on standard error; -v and --debug add the requests.
+        configuration.logger = log.logger(label: "haul", usual: .info)
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(
@@ -104,7 +106,8 @@ struct Serve: AsyncParsableCommand {
         daemonConfiguration.port = port
         daemonConfiguration.allowedOrigins = allowedOrigins
         let daemon = try HaulDaemon(
-            configuration: daemonConfiguration, manager: manager, secretWasGiven: secret != nil || secretFile != nil)
+            configuration: daemonConfiguration, manager: manager, secretWasGiven: secret != nil || secretFile != nil,
+            logger: log.logger(label: "haul.serve", usual: .info))
         let host = host.contains(":") ? "[\(host)]" : host
         do {
             try await daemon.run { port in

@@ -42,6 +42,7 @@ struct TransferOptions: ParsableArguments {
     @OptionGroup var trust: TLSOptions
     @OptionGroup var login: LoginOptions
     @OptionGroup var hosts: HostOptions
+    @OptionGroup var log: LogOptions
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
@@ -69,6 +70,7 @@ struct TransferOptions: ParsableArguments {
             throw ValidationError("--limit-rate '\(limitRate)' is not a rate like 500K, 2M or 1G")
         }
         if quiet, json { throw ValidationError("--quiet and --json cannot be used together") }
+        if quiet, log.level != nil { throw ValidationError("--quiet and -v/--debug cannot be used together") }
     }
 
     /// Checks that `value` is a number of seconds from `minimum` to ``longestSeconds``.
@@ -94,17 +96,18 @@ struct TransferOptions: ParsableArguments {
         configuration.lowSpeedWindow = .milliseconds(Int64(lowestSpeedTime * 1000))
         configuration.globalSpeedLimit = limitRate.flatMap(ByteFormat.parse)
         // Checked in validate(): a bad proxy never gets this far.
-        configuration.proxy = try? network.settings()
-        configuration.addressFamily = network.addressFamily
+        try? network.apply(to: &configuration)
         configuration.tls = trust.settings
         try? login.apply(to: &configuration)
         try? hosts.apply(to: &configuration)
+        configuration.logger = log.logger(label: "haul")
         return configuration
     }
 
     var mode: SessionDisplay.Mode {
         if json { return .json }
-        if quiet || !Console.isInteractive { return .plain(quiet: quiet) }
+        // Log lines would tear the live bars: with -v, plain lines.
+        if quiet || log.level != nil || !Console.isInteractive { return .plain(quiet: quiet) }
         return .terminal
     }
 }

@@ -13,7 +13,7 @@ final class PlainOutput: SessionOutput {
             return
         }
         guard !quiet, let line = Self.line(for: entry, change) else { return }
-        Console.out(line + "\n")
+        Console.status(line + "\n")
     }
 
     func tick(_ table: TransferTable) {}

@@ -33,14 +33,15 @@ final class TerminalOutput: SessionOutput {
 
     func finish(_ table: TransferTable, outcome: SessionOutcome) {
         redraw(table)
-        Console.out(eraseBars())
-        Console.out(Self.summary(of: table.all, width: width(), elapsed: ContinuousClock.now.seconds(since: startedAt)))
+        Console.status(eraseBars())
+        Console.status(
+            Self.summary(of: table.all, width: width(), elapsed: ContinuousClock.now.seconds(since: startedAt)))
         if outcome.interrupted { Console.error("interrupted; \(outcome.resumeHint) to resume") }
     }
 
     private func redraw(_ table: TransferTable) {
         if !errors.isEmpty {
-            Console.out(eraseBars())
+            Console.status(eraseBars())
             for error in errors { Console.error(error) }
             errors.removeAll()
         }
@@ -52,7 +53,7 @@ final class TerminalOutput: SessionOutput {
         for line in lines { frame += line + "\u{1B}[K\n" }
         frame += "\u{1B}[J"
         drawnLines = lines.count
-        Console.out(frame)
+        Console.status(frame)
     }
 
     /// Moves the cursor back to the first bar line and clears from there down.

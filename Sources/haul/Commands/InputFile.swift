@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import HaulKit
+import Synchronization
+
+/// A list of downloads (`-i FILE`), in aria2's input-file format:
+///
+/// ```
+/// # a comment
+/// https://example.com/a.iso<TAB>https://mirror.example/a.iso out=a.iso
+///   checksum=sha-256=9f86d0…
+///   header=Authorization: Bearer TOKEN
+///   connections=8
+/// https://example.com/b.zip
+///   dir=downloads/zips
+/// ```
+///
+/// A URL line names one file: its URL, then mirrors of the same file (TAB- or space-separated) and `KEY=VALUE` words.
+/// Indented lines under it set more options of that file, one `KEY=VALUE` a line (a value may hold spaces).
+struct InputFile {
+    /// One download of the list.
+    struct Entry {
+        var url: String
+        var mirrors: [String] = []
+        var line: Int?
+        /// File name (relative to ``dir``, else to `-d`, else to the current directory).
+        var out: String?
+        var dir: String?
+        var checksum: Checksum?
+        var headers: [HTTPHeaderField] = []
+        var connections: Int?
+    }
+
+    /// The keys a line may set, with aria2's names for the same things.
+    static let keys = "out, dir, checksum, header, connections (or split), referer, user-agent"
+
+    /// Input files already read, by path: `validate()` and `run()` both plan, and standard input can be read once.
+    private static let read = Mutex<[String: Data]>([:])
+
+    /// The entries of the file at `path` (`-` for standard input).
+    static func entries(_ path: String) throws -> [Entry] {
+        let data = try read.withLock { read in
+            if let known = read[path] { return known }
+            let contents =
+                path == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            guard let contents else {
+                throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
+            }
+            read[path] = contents
+            return contents
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
+        }
+        return try parse(text, name: path)
+    }
+
+    /// Parses the text of a list named `name` (for messages).
+    static func parse(_ text: String, name: String) throws -> [Entry] {
+        var entries: [Entry] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let indented = line.first == " " || line.first == "\t"
+            if indented, isOption(trimmed) {
+                guard !entries.isEmpty else {
+                    throw ValidationError("\(name) line \(number): an option line must follow a URL line")
+                }
+                try set(trimmed, on: &entries[entries.count - 1], at: "\(name) line \(number)")
+                continue
+            }
+            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            var entry = Entry(url: words[0], line: number)
+            for word in words.dropFirst() {
+                if isOption(word) {
+                    try set(word, on: &entry, at: "\(name) line \(number)")
+                } else {
+                    entry.mirrors.append(word)
+                }
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// Whether `text` is `KEY=VALUE` (a key of letters and dashes), not a URL.
+    private static func isOption(_ text: String) -> Bool {
+        guard let equals = text.firstIndex(of: "="), equals > text.startIndex else { return false }
+        return text[..<equals].allSatisfy { $0.isLetter || $0 == "-" }
+    }
+
+    /// Applies one `KEY=VALUE`.
+    private static func set(_ option: String, on entry: inout Entry, at place: String) throws {
+        guard let equals = option.firstIndex(of: "=") else {
+            throw ValidationError("\(place): '\(option)' is not KEY=VALUE (keys: \(keys))")
+        }
+        let key = option[..<equals].lowercased()
+        let value = String(option[option.index(after: equals)...]).trimmingWhitespace()
+        guard !value.isEmpty else { throw ValidationError("\(place): \(key)= needs a value") }
+        do {
+            switch key {
+            case "out": entry.out = value
+            case "dir": entry.dir = value
+            case "checksum": entry.checksum = try Checksum(parsing: value)
+            case "header": entry.headers.append(try HTTPHeaderField(parsing: value))
+            case "referer": entry.headers.append(try HTTPHeaderField(parsing: "Referer: \(value)"))
+            case "user-agent": entry.headers.append(try HTTPHeaderField(parsing: "User-Agent: \(value)"))
+            case "connections", "split":
+                guard let count = Int(value), (1...32).contains(count) else {
+                    throw ValidationError("\(place): \(key)= must be 1 to 32, got '\(value)'")
+                }
+                entry.connections = count
+            default:
+                throw ValidationError("\(place): unknown option '\(key)' (keys: \(keys))")
+            }
+        } catch let error as DownloadError {
+            throw ValidationError("\(place): \(error.summary)")
+        }
+    }
+}
