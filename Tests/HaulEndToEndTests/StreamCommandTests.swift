@@ -27,7 +27,9 @@ extension EndToEnd {
             await origin.stop()
         }
 
-        @Test("a reader that goes away ends haul as SIGPIPE does; a wrong checksum exits 3; --json is refused")
+        @Test(
+            "a reader that goes away ends haul as SIGPIPE does; a wrong checksum exits 3; --json and haul add are refused"
+        )
         func pipesAndErrors() async throws {
             let origin = try await TestOrigin.start()
             let url = origin.serve("/p.bin", size: 8 * 1024 * 1024)
@@ -49,6 +51,8 @@ extension EndToEnd {
             #expect(wrong.error.contains("discard them"), "\(wrong.error)")
             let json = try await ChildProcess.run("haul", ["get", "--json", "-o", "-", url.absoluteString] + state)
             #expect(json.status == 64 && json.error.contains("standard output"), "\(json.error)")
+            let queued = try await ChildProcess.run("haul", ["add", "-o", "-", url.absoluteString] + state)
+            #expect(queued.status == 64 && queued.error.contains("only 'haul get'"), "\(queued.error)")
             await origin.stop()
         }
     }

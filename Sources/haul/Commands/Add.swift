@@ -30,6 +30,9 @@ struct Add: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func validate() throws {
+        if request.output == "-" {
+            throw ValidationError("-o - streams to standard output, which only 'haul get' can do: give a file name")
+        }
         if !(-1_000_000...1_000_000).contains(priority) {
             throw ValidationError("--priority must be -1000000 to 1000000, got \(priority)")
         }
