@@ -283,6 +283,14 @@ extension DownloadError {
             suggestion: "check that the directory is writable and the file is not corrupt", isTransient: false)
     }
 
+    /// The shared PostgreSQL queue at `location` (its URL, password masked) cannot be reached or used.
+    public static func sharedDatabase(_ location: String, reason: String) -> DownloadError {
+        .init(
+            code: .stateDatabase, summary: "shared database \(location): \(reason)",
+            suggestion: "check that the server is reachable and that the URL's user may create tables in it",
+            isTransient: false)
+    }
+
     public static func resourceUnstable(restarts: Int, lastReason: String) -> DownloadError {
         .init(
             code: .resourceUnstable,

@@ -50,6 +50,8 @@ struct DownloadLifecycle: Sendable {
         case pause
         case remove(deletingFile: Bool)
         case shutdown
+        /// The store says another worker holds the download now (a shared queue's lease ran out).
+        case claimLost
     }
 
     /// How a job ended.
@@ -231,6 +233,16 @@ struct DownloadLifecycle: Sendable {
         return state == .queued ? [] : [.report(id)]
     }
 
+    /// The store took the download's claim away (a lease that ran out while this worker was cut off): the job stops
+    /// without recording anything, since another worker now runs the download.
+    mutating func claimLost(_ id: DownloadID) -> [Action] {
+        guard case .runningHere(let stopping) = entries[id]?.phase, stopping == nil || stopping == .pause else {
+            return []
+        }
+        set(id, .runningHere(stopping: .claimLost))
+        return [.stop(id, .claimLost)]
+    }
+
     /// A job of this manager ended.
     mutating func jobEnded(_ id: DownloadID, _ ending: Ending) -> [Action] {
         guard case .runningHere(let stopping) = entries[id]?.phase else { return [] }
@@ -242,6 +254,10 @@ struct DownloadLifecycle: Sendable {
         case (_, .remove(let deletingFile)):
             set(id, .paused)
             return [.forget([id], deletingFiles: deletingFile)]
+        case (.stopped, .claimLost), (.failed, .claimLost):
+            // The other worker owns it now: nothing to record here.
+            set(id, .runningElsewhere(recorded: .running))
+            return []
         case (.completed(let recorded), _):
             set(id, .completed)
             return recorded ? [.report(id)] : [.record([id], .completed)]

@@ -105,11 +105,13 @@ extension DownloadManager {
         }
     }
 
-    private func resolve(_ destination: DownloadDestination?) -> DownloadDestination {
+    /// The destination to record: absolute. None stays none in a shared queue: each worker then saves into its
+    /// own download directory.
+    private func resolve(_ destination: DownloadDestination?) -> DownloadDestination? {
         let base = configuration.downloadDirectory
         switch destination {
         case nil:
-            return .directory(base.standardizedFileURL)
+            return configuration.sharedQueue == nil ? .directory(base.standardizedFileURL) : nil
         case .directory(let url):
             return .directory(absolute(url, base: base))
         case .file(let url):
@@ -134,7 +136,7 @@ extension DownloadManager {
         return index
     }
 
-    private func existingDownload(url: String, destination: DownloadDestination) -> DownloadID? {
+    private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
         for id in urlIndex()[url] ?? [] {
             guard let record = records[id], record.requestedDestination == destination else { continue }
             if record.state == .completed {

@@ -8,6 +8,8 @@ extension DownloadManager {
         public var downloadDirectory: URL
         /// The state database. Default `$XDG_DATA_HOME/haul/haul.sqlite`, else `~/.local/share/haul/haul.sqlite`.
         public var databaseURL: URL
+        /// A shared PostgreSQL queue to use instead of ``databaseURL``; nil (the default) for the embedded SQLite.
+        public var sharedQueue: SharedQueue?
         /// Downloads that run at once. Default 4.
         public var maxConcurrentDownloads: Int = 4
         /// Connections to one host, across all downloads. Default 8.
@@ -100,7 +102,8 @@ extension DownloadManager {
             EngineSettings(
                 retry: retry, stallTimeout: stallTimeout, resumeOverlap: resumeOverlap,
                 checkpointInterval: checkpointInterval, progressInterval: progressInterval, userAgent: userAgent,
-                clock: clock, tickClock: tickClock, logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
+                downloadDirectory: downloadDirectory.standardizedFileURL, clock: clock, tickClock: tickClock,
+                logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
                 minimumSegmentSize: max(128 * 1024, minimumSegmentSize), lowestSpeed: lowestSpeed,
                 lowSpeedWindow: lowSpeedWindow, faults: faults)
         }

@@ -18,6 +18,11 @@ extension DownloadManager {
     func reconcile() async {
         guard !lifecycle.isShutDown else { return }
         recordRunning()
+        for id in store.lostClaims().sorted() {
+            configuration.logger.warning(
+                "another worker took over the download; stopping here", metadata: ["download": "\(id)"])
+            await performAndWait(lifecycle.claimLost(id))
+        }
         if let changes = watcher.look(at: store, known: records.count) {
             for stored in changes.updated {
                 guard !lifecycle.isShutDown else { return }

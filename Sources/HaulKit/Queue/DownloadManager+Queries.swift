@@ -51,6 +51,10 @@ extension DownloadManager {
     }
 
     /// The state of one download, or nil if there is none with that id.
+    /// Which worker of a shared queue (``Configuration/sharedQueue``) runs each download now, by its worker name;
+    /// empty for the embedded database, whose processes have no names.
+    public func workers() throws(DownloadError) -> [DownloadID: String] { try store.claimHolders() }
+
     public func state(of id: DownloadID) -> DownloadState? {
         records[id]?.state
     }

@@ -60,7 +60,14 @@ public actor DownloadManager {
             throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
         }
         self.configuration = configuration
-        let store = try SQLiteDownloadStore(path: configuration.databaseURL.path)
+        let store: any DownloadStore =
+            if let shared = configuration.sharedQueue {
+                try PostgresDownloadStore(
+                    url: shared.url, owner: shared.workerName, leaseTimeout: shared.leaseTimeout,
+                    logger: configuration.logger)
+            } else {
+                try SQLiteDownloadStore(path: configuration.databaseURL.path)
+            }
         self.store = store
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,

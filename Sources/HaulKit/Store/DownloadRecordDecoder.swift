@@ -1,9 +1,25 @@
 import Foundation
 import GRDB
 
+/// One stored row, read by column position (the order of ``DownloadColumn/allCases``); each backend's row type
+/// conforms. A value of the wrong type throws, never traps.
+protocol StoredRow {
+    func integer(at index: Int) throws -> Int64?
+    func text(at index: Int) throws -> String?
+    func boolean(at index: Int) throws -> Bool?
+    func date(at index: Int) throws -> Date?
+}
+
+extension Row: StoredRow {
+    func integer(at index: Int) throws -> Int64? { try decode(atIndex: index) }
+    func text(at index: Int) throws -> String? { try decode(atIndex: index) }
+    func boolean(at index: Int) throws -> Bool? { try decode(atIndex: index) }
+    func date(at index: Int) throws -> Date? { try decode(atIndex: index) }
+}
+
 /// Reads ``DownloadRecord``s from rows of ``DownloadColumn/select`` quickly enough for a queue of 100,000: columns
 /// by position (the order of ``DownloadColumn/allCases``), and each JSON column (options, destination) decoded once
-/// per distinct text, since a batch added together shares them.
+/// per distinct text, since a batch added together shares them. Any backend's rows (``StoredRow``).
 ///
 /// What ``DownloadRecordEncoder`` writes reads back equal (a test checks every column).
 struct DownloadRecordDecoder {
@@ -12,43 +28,47 @@ struct DownloadRecordDecoder {
     private let json = StoredJSON.decoder()
 
     /// Decodes a row of ``DownloadColumn/select``; throws on any value of the wrong type, never traps.
-    mutating func decode(_ row: Row) throws -> DownloadRecord {
+    mutating func decode(_ row: some StoredRow) throws -> DownloadRecord {
         var record = DownloadRecord(
             url: "", options: DownloadOptions(), state: .failed, createdAt: .distantPast, updatedAt: .distantPast)
+        func required<T>(_ value: T?, _ column: DownloadColumn) throws -> T {
+            guard let value else { throw DownloadError.internalError("\(column.rawValue) is missing") }
+            return value
+        }
         for (index, column) in DownloadColumn.allCases.enumerated() {
             switch column {
-            case .id: record.id = try row.decode(atIndex: index)
-            case .url: record.url = try row.decode(atIndex: index)
-            case .requestedDestination: record.requestedDestination = try destination(try row.decode(atIndex: index))
-            case .destinationPath: record.destinationPath = try row.decode(atIndex: index)
-            case .options: record.options = try options(try row.decode(atIndex: index))
+            case .id: record.id = try row.integer(at: index)
+            case .url: record.url = try required(row.text(at: index), column)
+            case .requestedDestination: record.requestedDestination = try destination(try row.text(at: index))
+            case .destinationPath: record.destinationPath = try row.text(at: index)
+            case .options: record.options = try options(try required(row.text(at: index), column))
             case .state:
-                let text: String = try row.decode(atIndex: index)
+                let text = try required(row.text(at: index), column)
                 guard let state = DownloadState(rawValue: text) else {
                     throw DownloadError.internalError("unknown download state '\(text)'")
                 }
                 record.state = state
-            case .createdAt: record.createdAt = try row.decode(atIndex: index)
-            case .updatedAt: record.updatedAt = try row.decode(atIndex: index)
-            case .startedAt: record.startedAt = try row.decode(atIndex: index)
-            case .completedAt: record.completedAt = try row.decode(atIndex: index)
-            case .errorCode: record.errorCode = try row.decode(atIndex: index)
-            case .errorSummary: record.errorSummary = try row.decode(atIndex: index)
-            case .errorSuggestion: record.errorSuggestion = try row.decode(atIndex: index)
-            case .errorTransient: record.errorTransient = try row.decode(atIndex: index)
-            case .errorHTTPStatus: record.errorHTTPStatus = try row.decode(atIndex: index)
-            case .hasPartData: record.transfer.hasPartData = try row.decode(atIndex: index)
-            case .generation: record.transfer.generation = try row.decode(atIndex: index)
-            case .durableBytes: record.transfer.durableBytes = try row.decode(atIndex: index)
-            case .bootID: record.transfer.bootID = try row.decode(atIndex: index)
-            case .etag: record.transfer.etag = try row.decode(atIndex: index)
-            case .lastModified: record.transfer.lastModified = try row.decode(atIndex: index)
-            case .totalBytes: record.transfer.totalBytes = try row.decode(atIndex: index)
-            case .contentEncoding: record.transfer.contentEncoding = try row.decode(atIndex: index)
-            case .finalURL: record.transfer.finalURL = try row.decode(atIndex: index)
-            case .finalizing: record.transfer.finalizing = try row.decode(atIndex: index)
+            case .createdAt: record.createdAt = try required(row.date(at: index), column)
+            case .updatedAt: record.updatedAt = try required(row.date(at: index), column)
+            case .startedAt: record.startedAt = try row.date(at: index)
+            case .completedAt: record.completedAt = try row.date(at: index)
+            case .errorCode: record.errorCode = try row.integer(at: index).map(Int.init)
+            case .errorSummary: record.errorSummary = try row.text(at: index)
+            case .errorSuggestion: record.errorSuggestion = try row.text(at: index)
+            case .errorTransient: record.errorTransient = try row.boolean(at: index)
+            case .errorHTTPStatus: record.errorHTTPStatus = try row.integer(at: index).map(Int.init)
+            case .hasPartData: record.transfer.hasPartData = try required(row.boolean(at: index), column)
+            case .generation: record.transfer.generation = try required(row.integer(at: index), column)
+            case .durableBytes: record.transfer.durableBytes = try required(row.integer(at: index), column)
+            case .bootID: record.transfer.bootID = try row.text(at: index)
+            case .etag: record.transfer.etag = try row.text(at: index)
+            case .lastModified: record.transfer.lastModified = try row.text(at: index)
+            case .totalBytes: record.transfer.totalBytes = try row.integer(at: index)
+            case .contentEncoding: record.transfer.contentEncoding = try row.text(at: index)
+            case .finalURL: record.transfer.finalURL = try row.text(at: index)
+            case .finalizing: record.transfer.finalizing = try required(row.boolean(at: index), column)
             case .segments:
-                if let plan: String = try row.decode(atIndex: index) {
+                if let plan = try row.text(at: index) {
                     record.transfer.segments = try json.decode([Segment].self, from: Data(plan.utf8))
                 }
             }
@@ -57,12 +77,12 @@ struct DownloadRecordDecoder {
     }
 
     /// ``decode(_:)``, or the damaged stand-in when the row cannot be read, so one bad row never stops the rest.
-    mutating func decodeOrMarkDamaged(_ row: Row) -> DownloadRecord {
+    mutating func decodeOrMarkDamaged(_ row: some StoredRow) -> DownloadRecord {
         do {
             return try decode(row)
         } catch {
-            let id: Int64 = (try? row.decode(atIndex: 0)) ?? 0
-            let url: String? = try? row.decode(atIndex: 1)
+            let id = (try? row.integer(at: 0)).flatMap { $0 } ?? 0
+            let url = (try? row.text(at: 1)).flatMap { $0 }
             return .damaged(id: id, url: url, reason: Self.describe(error))
         }
     }

@@ -1,49 +1,81 @@
 import Foundation
 import GRDB
 
+/// A value as stored in one column, the same for every backend: each store maps it to its own types (SQLite: dates
+/// as text; PostgreSQL: `timestamptz`).
+enum StoredValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case boolean(Bool)
+    case date(Date)
+
+    init(_ value: Int64?) { self = value.map(StoredValue.integer) ?? .null }
+    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    init(_ value: String?) { self = value.map(StoredValue.text) ?? .null }
+    init(_ value: Bool?) { self = value.map(StoredValue.boolean) ?? .null }
+    init(_ value: Date?) { self = value.map(StoredValue.date) ?? .null }
+
+    /// The value for SQLite (GRDB): dates as GRDB's text, so text order is time order.
+    var databaseValue: (any DatabaseValueConvertible)? {
+        switch self {
+        case .null: nil
+        case .integer(let value): value
+        case .text(let value): value
+        case .boolean(let value): value
+        case .date(let value): DownloadRecordEncoder.text(value)
+        }
+    }
+}
+
 /// Turns ``DownloadRecord`` fields into the values stored for them, fast enough for thousands of writes a second:
-/// dates as GRDB's text (`yyyy-MM-dd HH:mm:ss.SSS`, UTC) without a `DateFormatter`, options encoded once per value.
+/// options encoded once per value, dates (for SQLite) as text without a `DateFormatter`.
 ///
 /// What it writes reads back equal through ``DownloadRecordDecoder`` (a test checks every column).
 struct DownloadRecordEncoder {
     private var options: [DownloadOptions: String] = [:]
     private let json = StoredJSON.encoder()
 
-    /// The values of `columns` for `record`, in order.
+    /// The values of `columns` for `record`, in order, as SQLite takes them.
     mutating func values(
         _ columns: [DownloadColumn], of record: DownloadRecord
     ) throws -> [(any DatabaseValueConvertible)?] {
+        try columns.map { try value($0, of: record).databaseValue }
+    }
+
+    /// The values of `columns` for `record`, in order.
+    mutating func storedValues(_ columns: [DownloadColumn], of record: DownloadRecord) throws -> [StoredValue] {
         try columns.map { try value($0, of: record) }
     }
 
-    mutating func value(_ column: DownloadColumn, of record: DownloadRecord) throws -> (any DatabaseValueConvertible)? {
+    mutating func value(_ column: DownloadColumn, of record: DownloadRecord) throws -> StoredValue {
         switch column {
-        case .id: record.id
-        case .url: record.url
-        case .requestedDestination: try record.requestedDestination.map(jsonText)
-        case .destinationPath: record.destinationPath
-        case .options: try optionsText(record.options)
-        case .state: record.state.rawValue
-        case .createdAt: Self.text(record.createdAt)
-        case .updatedAt: Self.text(record.updatedAt)
-        case .startedAt: record.startedAt.map(Self.text)
-        case .completedAt: record.completedAt.map(Self.text)
-        case .errorCode: record.errorCode
-        case .errorSummary: record.errorSummary
-        case .errorSuggestion: record.errorSuggestion
-        case .errorTransient: record.errorTransient
-        case .errorHTTPStatus: record.errorHTTPStatus
-        case .hasPartData: record.transfer.hasPartData
-        case .generation: record.transfer.generation
-        case .durableBytes: record.transfer.durableBytes
-        case .bootID: record.transfer.bootID
-        case .etag: record.transfer.etag
-        case .lastModified: record.transfer.lastModified
-        case .totalBytes: record.transfer.totalBytes
-        case .contentEncoding: record.transfer.contentEncoding
-        case .finalURL: record.transfer.finalURL
-        case .finalizing: record.transfer.finalizing
-        case .segments: try record.transfer.segments.map(jsonText)
+        case .id: StoredValue(record.id)
+        case .url: StoredValue(record.url)
+        case .requestedDestination: StoredValue(try record.requestedDestination.map(jsonText))
+        case .destinationPath: StoredValue(record.destinationPath)
+        case .options: StoredValue(try optionsText(record.options))
+        case .state: StoredValue(record.state.rawValue)
+        case .createdAt: StoredValue(record.createdAt)
+        case .updatedAt: StoredValue(record.updatedAt)
+        case .startedAt: StoredValue(record.startedAt)
+        case .completedAt: StoredValue(record.completedAt)
+        case .errorCode: StoredValue(record.errorCode)
+        case .errorSummary: StoredValue(record.errorSummary)
+        case .errorSuggestion: StoredValue(record.errorSuggestion)
+        case .errorTransient: StoredValue(record.errorTransient)
+        case .errorHTTPStatus: StoredValue(record.errorHTTPStatus)
+        case .hasPartData: StoredValue(record.transfer.hasPartData)
+        case .generation: StoredValue(record.transfer.generation)
+        case .durableBytes: StoredValue(record.transfer.durableBytes)
+        case .bootID: StoredValue(record.transfer.bootID)
+        case .etag: StoredValue(record.transfer.etag)
+        case .lastModified: StoredValue(record.transfer.lastModified)
+        case .totalBytes: StoredValue(record.transfer.totalBytes)
+        case .contentEncoding: StoredValue(record.transfer.contentEncoding)
+        case .finalURL: StoredValue(record.transfer.finalURL)
+        case .finalizing: StoredValue(record.transfer.finalizing)
+        case .segments: StoredValue(try record.transfer.segments.map(jsonText))
         }
     }
 

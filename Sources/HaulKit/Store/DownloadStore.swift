@@ -55,12 +55,19 @@ protocol DownloadStore: AnyObject, Sendable {
 
     // MARK: Claiming
 
-    /// Claims a download to run it here, without waiting; false if a live owner elsewhere holds it.
+    /// Claims a download to run it here, without waiting; false if a live owner elsewhere holds it, or if the store
+    /// no longer records it `queued` or `running` (another owner finished, paused or removed it meanwhile).
     func claim(_ id: DownloadID) -> Bool
     /// Gives up a claim this owner holds.
     func release(_ id: DownloadID)
     /// True if a live owner elsewhere holds the claim. Ask only for downloads this owner does not hold.
     func isClaimedElsewhere(_ id: DownloadID) -> Bool
+    /// The claims this owner lost since the last call (a shared queue's lease that ran out, and another worker
+    /// took); a claim that ends only with its owner is never lost.
+    func lostClaims() -> Set<DownloadID>
+    /// Who holds each live claim, where owners have names (a shared queue's workers); empty where claims are
+    /// anonymous (SQLite's locks).
+    func claimHolders() throws(DownloadError) -> [DownloadID: String]
 }
 
 extension DownloadStore {

@@ -214,9 +214,26 @@ final class SQLiteDownloadStore: DownloadStore {
 
     // MARK: - Claims
 
-    func claim(_ id: DownloadID) -> Bool { locks.tryLock(id) }
+    func claim(_ id: DownloadID) -> Bool {
+        guard locks.tryLock(id) else { return false }
+        // Under the lock, no other process can start it; one may have finished it just before.
+        let state = try? read { db in
+            try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
+        }
+        guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
+            locks.unlock(id)
+            return false
+        }
+        return true
+    }
 
     func release(_ id: DownloadID) { locks.unlock(id) }
 
     func isClaimedElsewhere(_ id: DownloadID) -> Bool { locks.isHeldElsewhere(id) }
+
+    /// None: a lock is held until its owner releases it or dies.
+    func lostClaims() -> Set<DownloadID> { [] }
+
+    /// None: a lock names no owner.
+    func claimHolders() throws(DownloadError) -> [DownloadID: String] { [:] }
 }

@@ -300,7 +300,8 @@ struct DownloadJob {
     /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
     mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
         if record.destinationPath == nil {
-            guard case .directory(let directory) = record.requestedDestination else {
+            let requested = record.requestedDestination ?? .directory(environment.settings.downloadDirectory)
+            guard case .directory(let directory) = requested else {
                 throw DownloadError.internalError("download \(id) has no destination")
             }
             let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!

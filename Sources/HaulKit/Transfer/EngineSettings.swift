@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The engine settings a job runs with, taken from the manager's configuration.
@@ -9,6 +10,8 @@ struct EngineSettings: Sendable {
     var checkpointInterval: Duration
     var progressInterval: Duration
     var userAgent: String
+    /// Where a download added without a destination goes (in a shared queue, this worker's directory).
+    var downloadDirectory: URL
     /// The clock that times retry delays (a mock clock in tests).
     var clock: any Clock<Duration>
     /// The clock that paces progress, checkpoints and the speed limits (a mock clock in tests).

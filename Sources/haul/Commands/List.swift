@@ -28,6 +28,16 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         let manager = try await state.openEditor()
         let snapshots = await manager.snapshots(in: states.isEmpty ? nil : Set(states))
+        // In a shared queue, which worker runs each download.
+        let shared = (try? state.sharedQueue()) != nil
+        let workers: [DownloadID: String]
+        do {
+            workers = shared ? try await manager.workers() : [:]
+        } catch {
+            Console.error(error.description)
+            await manager.shutdown()
+            throw ExitStatus.fileSystem
+        }
         await manager.shutdown()
         var text = ""
         text.reserveCapacity(snapshots.count * 80)
@@ -36,17 +46,21 @@ struct List: AsyncParsableCommand {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             encoder.dateEncodingStrategy = .iso8601
             for snapshot in snapshots {
-                text += String(decoding: try encoder.encode(DownloadSummary(snapshot)), as: UTF8.self) + "\n"
+                var summary = DownloadSummary(snapshot)
+                summary.worker = workers[snapshot.id]
+                text += String(decoding: try encoder.encode(summary), as: UTF8.self) + "\n"
             }
         } else if !snapshots.isEmpty {
-            text = "  ID  STATE       DONE  SIZE                    NAME\n"
-            for snapshot in snapshots { Self.appendRow(snapshot, to: &text) }
+            text = "  ID  STATE       DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n"
+            for snapshot in snapshots {
+                Self.appendRow(snapshot, worker: shared ? workers[snapshot.id] ?? "-" : nil, to: &text)
+            }
         }
         Console.out(text)
     }
 
-    /// Appends the download's line (id, state, progress, size, name) to `text`.
-    static func appendRow(_ snapshot: DownloadSnapshot, to text: inout String) {
+    /// Appends the download's line (id, state, progress, size, the worker of a shared queue, name) to `text`.
+    static func appendRow(_ snapshot: DownloadSnapshot, worker: String? = nil, to text: inout String) {
         let percent = snapshot.fraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size: String
         switch (snapshot.state, snapshot.totalBytes) {
@@ -64,6 +78,10 @@ struct List: AsyncParsableCommand {
         text += "  "
         text.append(size, leftAlignedIn: 22)
         text += "  "
+        if let worker {
+            text.append(worker, leftAlignedIn: 20)
+            text += "  "
+        }
         text += name
         text += "\n"
     }
@@ -92,6 +110,8 @@ struct DownloadSummary: Encodable {
     var startedAt: Date?
     var completedAt: Date?
     var error: JSONRecord.ErrorInfo?
+    /// The worker of a shared queue that runs it now (`haul list --database`).
+    var worker: String?
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id.rawValue

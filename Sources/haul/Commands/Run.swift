@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HaulKit
 
 /// `haul run`: work through the queue until it is empty.
@@ -15,11 +16,19 @@ struct Run: AsyncParsableCommand {
               haul run --limit-rate 5M --json > progress.ndjson
             """)
 
+    @Option(
+        name: [.customShort("d"), .customLong("dir")],
+        help: ArgumentHelp(
+            "Directory for downloads added without one (default: current); with --database, each worker its own.",
+            valueName: "DIR"))
+    var directory: String?
+
     @OptionGroup var transfer: TransferOptions
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let configuration = transfer.configuration(state: state, retryMaxTime: 600)
+        var configuration = transfer.configuration(state: state, retryMaxTime: 600)
+        if let directory { configuration.downloadDirectory = URL(fileURLWithPath: directory) }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: true, resumeHint: "run 'haul run' again",
             onShutdown: { [transfer] in transfer.login.save(configuration) })

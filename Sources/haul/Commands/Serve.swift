@@ -80,9 +80,8 @@ struct Serve: AsyncParsableCommand {
             Console.error("cannot read the secret: \(error)")
             throw ExitStatus.usage
         }
-        var configuration = DownloadManager.Configuration(
-            downloadDirectory: URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath),
-            databaseURL: state.databaseURL)
+        var configuration = state.configuration()
+        configuration.downloadDirectory = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath)
         configuration.maxConcurrentDownloads = jobs
         configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import HaulKit
 
-/// Where `haul` keeps its state database; shared by every command.
+/// Where `haul` keeps its state: the SQLite database of the state directory, or a shared PostgreSQL queue; shared by
+/// every command.
 struct StateOptions: ParsableArguments {
     @Option(
         name: .customLong("state-dir"),
@@ -10,6 +11,62 @@ struct StateOptions: ParsableArguments {
             "Directory of the state database (default: $HAUL_STATE_DIR, else $XDG_DATA_HOME/haul, else ~/.local/share/haul).",
             valueName: "DIR"))
     var stateDirectory: String?
+
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "A PostgreSQL queue shared by many workers, postgres://USER:PASSWORD@HOST:PORT/DATABASE (?sslmode=require "
+                + "for TLS; default: $HAUL_DATABASE, else the state directory's own database).",
+            valueName: "URL"))
+    var database: String?
+
+    @Option(
+        name: .customLong("worker-name"),
+        help: ArgumentHelp("This worker's name in a shared queue (default: HOST:PID).", valueName: "NAME"))
+    var workerName: String?
+
+    @Option(
+        name: .customLong("lease-timeout"),
+        help: ArgumentHelp(
+            "Seconds after which a worker of a shared queue that stopped answering loses its downloads to the others "
+                + "(default 30).", valueName: "SECONDS"))
+    var leaseTimeout: Double = 30
+
+    func validate() throws {
+        guard leaseTimeout.isFinite, (3...3600).contains(leaseTimeout) else {
+            throw ValidationError("--lease-timeout must be 3 to 3600 seconds, got \(leaseTimeout)")
+        }
+        _ = try sharedQueue()
+    }
+
+    /// The shared queue asked for, by `--database` or `$HAUL_DATABASE`; nil for the embedded database.
+    func sharedQueue(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SharedQueue? {
+        guard let text = database ?? environment["HAUL_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return nil
+        }
+        guard let url = URL(string: text), ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""),
+            url.host != nil, url.user != nil
+        else {
+            throw ValidationError(
+                "--database takes a URL like postgres://USER:PASSWORD@HOST:5432/DATABASE, not '\(Self.masked(text))'")
+        }
+        return SharedQueue(
+            url: url, workerName: workerName ?? SharedQueue.defaultWorkerName,
+            leaseTimeout: .milliseconds(Int64(leaseTimeout * 1000)))
+    }
+
+    private static func masked(_ text: String) -> String {
+        guard var parts = URLComponents(string: text), parts.password != nil else { return text }
+        parts.password = "***"
+        return parts.string ?? text
+    }
+
+    /// A configuration on this state (checked by `validate()`).
+    func configuration() -> DownloadManager.Configuration {
+        var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
+        configuration.sharedQueue = try? sharedQueue()
+        return configuration
+    }
 
     /// The state database to use.
     var databaseURL: URL {
@@ -22,7 +79,7 @@ struct StateOptions: ParsableArguments {
 
     /// A manager that reads and edits the queue but runs nothing (the process running downloads picks up changes).
     func openEditor() async throws -> DownloadManager {
-        var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
+        var configuration = configuration()
         configuration.runsDownloads = false
         configuration.resumesStoredDownloads = false
         do {

@@ -85,7 +85,7 @@ struct TransferOptions: ParsableArguments {
     /// A configuration that runs downloads with these settings on `state`'s database; `retryMaxTime` is the
     /// command's default for `--retry-max-time`.
     func configuration(state: StateOptions, retryMaxTime defaultRetryMaxTime: Double) -> DownloadManager.Configuration {
-        var configuration = DownloadManager.Configuration(databaseURL: state.databaseURL)
+        var configuration = state.configuration()
         configuration.maxConcurrentDownloads = jobs
         // Each download asks for its own -x; this only bounds what many downloads from one host add up to.
         configuration.maxConnectionsPerHost = 32

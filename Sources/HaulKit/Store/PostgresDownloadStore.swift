@@ -1,0 +1,544 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// The shared ``DownloadStore``: one PostgreSQL table that many workers on many machines drain together.
+///
+/// The columns are ``DownloadColumn``'s (the schema is derived from it and checked at open), plus a lease: the
+/// worker holding a download (``owner``) and until when. A claim takes a download whose lease is free or expired
+/// (`FOR UPDATE SKIP LOCKED`, so workers never wait on each other's rows); a heartbeat renews this worker's leases
+/// every third of ``leaseTimeout``; a worker that dies loses its leases when they expire, and another takes its
+/// downloads over. A worker that lost a lease can no longer write that download's progress (checkpoints and
+/// transfer columns are written only under the lease). Every change notifies the other workers (`LISTEN/NOTIFY`),
+/// which is what ``changeToken()`` counts.
+///
+/// Calls are synchronous, as the protocol's: each waits for its round trip on one connection, on the calling thread
+/// (never an event loop's), one call at a time.
+final class PostgresDownloadStore: DownloadStore {
+    /// The table's name: a database may be shared with other applications.
+    static let table = "haul_download"
+    /// The notification channel every change is announced on.
+    static let channel = "haul_download_changed"
+
+    /// This worker's name in leases (`--worker-name`, else `HOST:PID`).
+    let owner: String
+    /// How long a lease lasts without a heartbeat.
+    let leaseTimeout: Duration
+    let location: String
+
+    private let connection: PostgresConnection
+    private let listener: PostgresConnection
+    private let logger: Logger
+    /// One call at a time on the connection: a transaction's statements must not interleave with another's.
+    private let calls = Mutex(())
+    /// Bumped by every notification: another worker (or this one) changed a record.
+    private let changes = Atomic<Int>(0)
+    /// The downloads this worker holds a lease on.
+    private let held = Mutex<Set<DownloadID>>([])
+    /// Renews the leases, every third of ``leaseTimeout``, until the store is released.
+    private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+
+    /// Connects to the database `url` names (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`, `?sslmode=require` for
+    /// TLS) and brings the schema up to date.
+    init(url: URL, owner: String, leaseTimeout: Duration, logger: Logger) throws(DownloadError) {
+        location = ProxySettings.masked(url.absoluteString)
+        self.owner = owner
+        self.leaseTimeout = leaseTimeout
+        self.logger = logger
+        let configuration = try Self.configuration(url)
+        let location = location
+        func connect(_ id: Int) throws(DownloadError) -> PostgresConnection {
+            do {
+                return try PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id,
+                    logger: logger
+                ).wait()
+            } catch {
+                throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
+            }
+        }
+        connection = try connect(1)
+        listener = try connect(2)
+        try migrate()
+        // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
+        listener.addListener(channel: Self.channel) { [weak self] _, _ in self?.changes.add(1, ordering: .relaxed) }
+        do {
+            _ = try listener.query("SELECT 1", logger: logger).wait()
+        } catch {
+            throw .sharedDatabase(location, reason: "cannot listen for changes: \(Self.describe(error))")
+        }
+        let interval = leaseTimeout / 3
+        heartbeat.withLock {
+            $0 = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    _ = try? await onBlockingThread { self.renewLeases() }
+                }
+            }
+        }
+    }
+
+    deinit {
+        heartbeat.withLock { $0?.cancel() }
+        // A connection must be closed before it is released: each is kept until its close completes.
+        for open in [connection, listener] { open.close().whenComplete { _ in _ = open } }
+    }
+
+    private static func configuration(_ url: URL) throws(DownloadError) -> PostgresConnection.Configuration {
+        guard ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""), let host = url.host,
+            let user = url.user
+        else {
+            throw .invalidRequest(
+                "'\(ProxySettings.masked(url.absoluteString))' is not a database URL like "
+                    + "postgres://USER:PASSWORD@HOST:5432/DATABASE")
+        }
+        let database = url.path.split(separator: "/").first.map(String.init)
+        let mode =
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+            .first { $0.name == "sslmode" }?.value ?? "disable"
+        let tls: PostgresConnection.Configuration.TLS
+        switch mode {
+        case "disable":
+            tls = .disable
+        case "require", "verify-ca", "verify-full":
+            do {
+                var client = TLSConfiguration.makeClientConfiguration()
+                if mode == "require" { client.certificateVerification = .none }  // libpq's meaning of require
+                tls = .require(try NIOSSLContext(configuration: client))
+            } catch {
+                throw .invalidRequest("cannot set up TLS for the database: \(error)")
+            }
+        default:
+            throw .invalidRequest("sslmode=\(mode) is not one of disable, require, verify-ca, verify-full")
+        }
+        return PostgresConnection.Configuration(
+            host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: url.password?.removingPercentEncoding, database: database, tls: tls)
+    }
+
+    // MARK: - Queries
+
+    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows and how many it changed.
+    @discardableResult
+    private func run(_ sql: String, _ binds: [StoredValue] = []) throws(DownloadError) -> PostgresQueryResult {
+        try calls.withLock { _ throws(DownloadError) in try unlockedRun(sql, binds) }
+    }
+
+    /// Runs `body` in one transaction; `body` sends its statements with `send`.
+    private func transaction<T>(
+        _ body: (_ send: (String, [StoredValue]) throws(DownloadError) -> PostgresQueryResult) throws(DownloadError) ->
+            T
+    ) throws(DownloadError) -> T {
+        try calls.withLock { _ throws(DownloadError) in
+            try unlockedRun("BEGIN", [])
+            do throws(DownloadError) {
+                let result = try body { sql, binds throws(DownloadError) in try unlockedRun(sql, binds) }
+                try unlockedRun("COMMIT", [])
+                return result
+            } catch {
+                _ = try? unlockedRun("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    @discardableResult
+    private func unlockedRun(_ sql: String, _ binds: [StoredValue]) throws(DownloadError) -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for value in binds {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .boolean(let value): bindings.append(value)
+            case .date(let value): bindings.append(value)
+            }
+        }
+        do {
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+        } catch {
+            throw .sharedDatabase(location, reason: Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            return error.serverInfo?[.message] ?? "\(error.code)"
+        }
+        return String(describing: error)
+    }
+
+    /// `$first, $first+1, …` for `count` parameters.
+    private static func placeholders(_ count: Int, from first: Int = 1) -> String {
+        (first..<first + count).map { "$\($0)" }.joined(separator: ", ")
+    }
+
+    private static let select =
+        "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
+
+    private func records(_ sql: String, _ binds: [StoredValue] = []) throws(DownloadError) -> [DownloadRecord] {
+        var decoder = DownloadRecordDecoder()
+        return try run(sql, binds).rows.map { decoder.decodeOrMarkDamaged(PostgresStoredRow($0.makeRandomAccess())) }
+    }
+
+    // MARK: - Schema
+
+    /// The PostgreSQL type of a column.
+    static func type(of column: DownloadColumn) -> String {
+        switch column.sqlType {
+        case "INTEGER": "BIGINT"
+        case "DATETIME": "TIMESTAMPTZ"
+        case "BOOLEAN": "BOOLEAN"
+        default: "TEXT"
+        }
+    }
+
+    /// Shipped migrations are never edited; changes come as new ones (and a case in ``DownloadColumn``).
+    private static let migrations: [(name: String, sql: String)] = [
+        (
+            "v1: downloads with leases",
+            """
+            CREATE TABLE \(table) (
+                id BIGSERIAL PRIMARY KEY,
+                \(DownloadColumn.allCases.dropFirst().map { "\($0.rawValue) \(type(of: $0))" }.joined(separator: ",\n    ")),
+                leaseOwner TEXT,
+                leaseExpires TIMESTAMPTZ
+            );
+            CREATE INDEX \(table)_on_updatedAt ON \(table) (updatedAt);
+            CREATE INDEX \(table)_on_leaseOwner ON \(table) (leaseOwner);
+            CREATE FUNCTION \(table)_notify() RETURNS trigger AS $$
+            BEGIN PERFORM pg_notify('\(channel)', ''); RETURN NULL; END;
+            $$ LANGUAGE plpgsql;
+            CREATE TRIGGER \(table)_changed AFTER INSERT OR UPDATE OR DELETE ON \(table)
+                FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
+            """
+        )
+    ]
+
+    /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
+    /// has ``DownloadColumn``'s columns, in order, with their types.
+    private func migrate() throws(DownloadError) {
+        try transaction { send throws(DownloadError) in
+            _ = try send("SELECT pg_advisory_xact_lock(7212345)", [])
+            _ = try send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])
+            let applied = Set(
+                try send("SELECT name FROM haul_schema_migrations", []).rows.compactMap {
+                    try? $0.makeRandomAccess()[0].decode(String.self)
+                })
+            let known = Set(Self.migrations.map(\.name))
+            if let unknown = applied.subtracting(known).first {
+                throw DownloadError.sharedDatabase(
+                    location,
+                    reason: "it was migrated by a newer version of Haul ('\(unknown)'), which this one "
+                        + "(\(HaulVersion.current)) cannot use safely; use the newer haul")
+            }
+            for migration in Self.migrations where !applied.contains(migration.name) {
+                for statement in Self.statements(migration.sql) { _ = try send(statement, []) }
+                _ = try send("INSERT INTO haul_schema_migrations (name) VALUES ($1)", [.text(migration.name)])
+            }
+            let found = try send(
+                """
+                SELECT column_name, data_type FROM information_schema.columns
+                WHERE table_name = '\(Self.table)' AND table_schema = current_schema() ORDER BY ordinal_position
+                """, []
+            ).rows.map { row -> String in
+                let cells = row.makeRandomAccess()
+                let name = (try? cells[0].decode(String.self)) ?? "?"
+                let type = (try? cells[1].decode(String.self)) ?? "?"
+                return "\(name) \(type)"
+            }
+            let expected =
+                DownloadColumn.allCases.map { "\($0.rawValue.lowercased()) \(Self.informationSchemaType($0))" }
+                + ["leaseowner text", "leaseexpires timestamp with time zone"]
+            guard found == expected else {
+                throw DownloadError.sharedDatabase(
+                    location,
+                    reason: "its \(Self.table) table has the columns [\(found.joined(separator: ", "))], not the "
+                        + "expected [\(expected.joined(separator: ", "))]; use the haul that made it")
+            }
+        }
+    }
+
+    private static func informationSchemaType(_ column: DownloadColumn) -> String {
+        switch type(of: column) {
+        case "BIGINT": "bigint"
+        case "TIMESTAMPTZ": "timestamp with time zone"
+        case "BOOLEAN": "boolean"
+        default: "text"
+        }
+    }
+
+    /// The statements of a migration, split at `;` outside `$$` bodies.
+    private static func statements(_ sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var inBody = false
+        var rest = Substring(sql)
+        while let first = rest.first {
+            if rest.hasPrefix("$$") {
+                inBody.toggle()
+                current += "$$"
+                rest = rest.dropFirst(2)
+                continue
+            }
+            if first == ";", !inBody {
+                statements.append(current)
+                current = ""
+            } else {
+                current.append(first)
+            }
+            rest = rest.dropFirst()
+        }
+        statements.append(current)
+        return statements.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    // MARK: - Reading
+
+    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
+        try records(Self.select + " ORDER BY id")
+    }
+
+    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
+        try records(Self.select + " WHERE id = $1", [.integer(id.rawValue)]).first
+    }
+
+    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
+        try records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])
+    }
+
+    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
+        Set(
+            try run("SELECT id FROM \(Self.table)").rows.compactMap { row in
+                (try? row.makeRandomAccess()[0].decode(Int64.self)).map(DownloadID.init(rawValue:))
+            })
+    }
+
+    func count() throws(DownloadError) -> Int {
+        let row = try run("SELECT count(*) FROM \(Self.table)").rows.first
+        return Int((try? row?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
+    }
+
+    func changeToken() throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
+
+    // MARK: - Writing
+
+    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+        guard !records.isEmpty else { return [] }
+        let columns = DownloadColumn.allCases.filter { $0 != .id }
+        let sql = """
+            INSERT INTO \(Self.table) (\(columns.map(\.rawValue).joined(separator: ", ")))
+            VALUES (\(Self.placeholders(columns.count))) RETURNING id
+            """
+        var encoder = DownloadRecordEncoder()
+        return try transaction { send throws(DownloadError) in
+            var inserted: [DownloadRecord] = []
+            for var record in records {
+                let values: [StoredValue]
+                do {
+                    values = try encoder.storedValues(columns, of: record)
+                } catch {
+                    throw DownloadError.internalError("cannot encode a record: \(error)")
+                }
+                let row = try send(sql, values).rows.first
+                record.id = try? row?.makeRandomAccess()[0].decode(Int64.self)
+                inserted.append(record)
+            }
+            return inserted
+        }
+    }
+
+    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.lifecycle, of: records, underLease: false)
+    }
+
+    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        try transaction { send throws(DownloadError) in
+            for record in records {
+                _ = try send(
+                    """
+                    UPDATE \(Self.table) SET state = '\(DownloadState.running.rawValue)', startedAt = $1, updatedAt = $2
+                    WHERE id = $3 AND state = '\(DownloadState.queued.rawValue)'
+                    """, [StoredValue(record.startedAt), .date(Date()), StoredValue(record.id)])
+            }
+        }
+    }
+
+    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
+        try update(DownloadColumn.settings, of: [record], underLease: false)
+    }
+
+    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
+        try update(DownloadColumn.job, of: records, underLease: true)
+    }
+
+    /// Writes `columns` of each record in one transaction; `underLease`: only where no other worker holds it.
+    private func update(
+        _ columns: [DownloadColumn], of records: [DownloadRecord], underLease: Bool
+    ) throws(DownloadError) {
+        guard !records.isEmpty else { return }
+        let assignments = columns.enumerated().map { "\($0.element.rawValue) = $\($0.offset + 1)" }
+        var sql =
+            "UPDATE \(Self.table) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
+        if underLease { sql += " AND (leaseOwner IS NULL OR leaseOwner = $\(columns.count + 2))" }
+        var encoder = DownloadRecordEncoder()
+        try transaction { send throws(DownloadError) in
+            for record in records {
+                var values: [StoredValue]
+                do {
+                    values = try encoder.storedValues(columns, of: record)
+                } catch {
+                    throw DownloadError.internalError("cannot encode a record: \(error)")
+                }
+                values.append(StoredValue(record.id))
+                if underLease { values.append(.text(owner)) }
+                _ = try send(sql, values)
+            }
+        }
+    }
+
+    @discardableResult
+    func checkpoint(
+        _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
+    ) throws(DownloadError) -> Bool {
+        let plan: String?
+        do {
+            plan = try segments.map { String(decoding: try StoredJSON.encoder().encode($0), as: UTF8.self) }
+        } catch {
+            throw .internalError("cannot encode a segment plan: \(error)")
+        }
+        // Under this worker's lease only: a worker that lost it never claims bytes for the one that took over.
+        let result = try run(
+            """
+            UPDATE \(Self.table) SET durableBytes = $1, bootID = $2, updatedAt = $3, segments = coalesce($4, segments)
+            WHERE id = $5 AND generation = $6 AND leaseOwner = $7
+            """,
+            [
+                .integer(durableBytes), StoredValue(bootID), .date(Date()), StoredValue(plan), .integer(id.rawValue),
+                .integer(generation), .text(owner),
+            ])
+        return (result.metadata.rows ?? 0) > 0
+    }
+
+    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
+        try run("UPDATE \(Self.table) SET bootID = NULL WHERE id = $1", [.integer(id.rawValue)])
+    }
+
+    func delete(_ ids: [DownloadID]) throws(DownloadError) {
+        guard !ids.isEmpty else { return }
+        try transaction { send throws(DownloadError) in
+            for start in stride(from: 0, to: ids.count, by: 1000) {
+                let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+                _ = try send("DELETE FROM \(Self.table) WHERE id IN (\(Self.placeholders(chunk.count)))", chunk)
+            }
+        }
+    }
+
+    // MARK: - Claims
+
+    /// The lease's length as SQL.
+    private var interval: String { "interval '\(Int(leaseTimeout.inSeconds * 1000)) milliseconds'" }
+
+    func claim(_ id: DownloadID) -> Bool {
+        let claimed =
+            (try? run(
+                """
+                WITH free AS (
+                    SELECT id FROM \(Self.table)
+                    WHERE id = $1 AND state IN ('\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)')
+                        AND (leaseOwner IS NULL OR leaseOwner = $2 OR leaseExpires < now())
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE \(Self.table) AS d SET leaseOwner = $2, leaseExpires = now() + \(interval)
+                FROM free WHERE d.id = free.id
+                """, [.integer(id.rawValue), .text(owner)]
+            ).metadata.rows) ?? 0
+        guard claimed > 0 else { return false }
+        held.withLock { _ = $0.insert(id) }
+        return true
+    }
+
+    func release(_ id: DownloadID) {
+        held.withLock { _ = $0.remove(id) }
+        _ = try? run(
+            "UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL WHERE id = $1 AND leaseOwner = $2",
+            [.integer(id.rawValue), .text(owner)])
+    }
+
+    func isClaimedElsewhere(_ id: DownloadID) -> Bool {
+        let rows = try? run(
+            """
+            SELECT 1 FROM \(Self.table)
+            WHERE id = $1 AND leaseOwner IS NOT NULL AND leaseOwner <> $2 AND leaseExpires >= now()
+            """, [.integer(id.rawValue), .text(owner)]
+        ).rows
+        return !(rows?.isEmpty ?? true)
+    }
+
+    func claimHolders() throws(DownloadError) -> [DownloadID: String] {
+        var holders: [DownloadID: String] = [:]
+        for row in try run(
+            "SELECT id, leaseOwner FROM \(Self.table) WHERE leaseOwner IS NOT NULL AND leaseExpires >= now()"
+        ).rows {
+            let cells = row.makeRandomAccess()
+            guard let id = try? cells[0].decode(Int64.self), let owner = try? cells[1].decode(String.self) else {
+                continue
+            }
+            holders[DownloadID(rawValue: id)] = owner
+        }
+        return holders
+    }
+
+    /// Stops renewing this worker's leases: they run out after ``leaseTimeout`` (what a worker that dies does).
+    func stopRenewingLeases() {
+        heartbeat.withLock { $0?.cancel() }
+    }
+
+    /// The downloads whose lease this worker lost (it ran out and another worker took it), since the last call.
+    func lostClaims() -> Set<DownloadID> {
+        lost.withLock { lost in
+            defer { lost = [] }
+            return lost
+        }
+    }
+    private let lost = Mutex<Set<DownloadID>>([])
+
+    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost.
+    private func renewLeases() {
+        let mine = held.withLock { $0 }
+        guard !mine.isEmpty else { return }
+        guard
+            let rows = try? run(
+                """
+                UPDATE \(Self.table) SET leaseExpires = now() + \(interval)
+                WHERE leaseOwner = $1 RETURNING id
+                """, [.text(owner)]
+            ).rows
+        else { return }  // The database is unreachable: the leases run out, and the next renewal tells.
+        let renewed = Set(
+            rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map(DownloadID.init(rawValue:)))
+        let gone = mine.subtracting(renewed)
+        guard !gone.isEmpty else { return }
+        held.withLock { $0.subtract(gone) }
+        lost.withLock { $0.formUnion(gone) }
+        logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
+    }
+}
+
+/// A PostgreSQL row read by position, for ``DownloadRecordDecoder``.
+private struct PostgresStoredRow: StoredRow {
+    let row: PostgresRandomAccessRow
+
+    init(_ row: PostgresRandomAccessRow) { self.row = row }
+
+    func integer(at index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
+    func text(at index: Int) throws -> String? { try row[index].decode(String?.self) }
+    func boolean(at index: Int) throws -> Bool? { try row[index].decode(Bool?.self) }
+    func date(at index: Int) throws -> Date? { try row[index].decode(Date?.self) }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension EndToEnd {
+    /// Several `haul run` workers on one PostgreSQL queue (`--database`), one of them killed.
+    @Suite(
+        "haul workers on a shared PostgreSQL queue",
+        .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
+    struct FleetCommandTests {
+        /// Each download's state, file and worker, from `haul list --json`.
+        static func listed(_ database: URL) async throws -> [Int: (state: String, file: String?, worker: String?)] {
+            let list = try await ChildProcess.run("haul", ["list", "--json", "--database", database.absoluteString])
+            var result: [Int: (state: String, file: String?, worker: String?)] = [:]
+            for line in list.output.split(separator: "\n") {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                result[try #require(object["id"] as? Int)] = (
+                    try #require(object["state"] as? String), object["file"] as? String, object["worker"] as? String
+                )
+            }
+            return result
+        }
+
+        @Test("three workers drain one queue; one is SIGKILLed; every file ends completed once, byte-exact")
+        func threeWorkersOneKilled() async throws {
+            let postgres = try await PostgresServer.start()
+            let database = try await postgres.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let small = 60
+            let smallSize = 40_000
+            let largeSize = 3 * 1024 * 1024
+            var urls = (0..<small).map { origin.serve("/s\($0).bin", size: smallSize) }
+            let large = (0..<3).map { origin.serve("/large\($0).bin", size: largeSize) }
+            urls += large
+            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }  // every response at 1 MiB/s: the large take 3 s
+            let directory = TemporaryDirectory()
+            let add = try await ChildProcess.run(
+                "haul", ["add", "--database", database.absoluteString] + urls.map(\.absoluteString))
+            #expect(add.status == 0, "\(add.error)")
+
+            let workers = try (1...3).map { number in
+                try ChildProcess(
+                    product: "haul",
+                    arguments: [
+                        "run", "-q", "-j", "4", "--database", database.absoluteString, "-d",
+                        directory.file("w\(number)").path, "--worker-name", "w\(number)", "--lease-timeout", "3",
+                    ])
+            }
+            // Kill the first worker while it has a large file under way.
+            let started = ContinuousClock.now
+            var victim: Int?
+            while victim == nil, started.duration(to: .now) < .seconds(60) {
+                for number in 1...3 {
+                    let folder = directory.file("w\(number)").path
+                    let parts = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                    if parts.contains(where: { $0.hasPrefix("large") && $0.hasSuffix(".part") }) { victim = number }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let killed = try #require(victim, "no worker started a large file")
+            workers[killed - 1].send(SIGKILL)
+            _ = try await workers[killed - 1].wait()
+            let atKill = try await Self.listed(database)
+            #expect(atKill.values.contains { $0.state != "completed" }, "killed mid-way, with work left")
+            for (index, worker) in workers.enumerated() where index != killed - 1 {
+                #expect(try await worker.wait(timeout: .seconds(120)) == 0, "\(worker.standardError)")
+            }
+
+            let listed = try await Self.listed(database)
+            #expect(listed.count == urls.count)
+            #expect(listed.values.allSatisfy { $0.state == "completed" }, "\(listed.values.map(\.state))")
+            // Every file is in exactly one worker's directory, whole.
+            for url in urls {
+                let name = url.lastPathComponent
+                let copies = (1...3).compactMap { directory.contents("w\($0)/\(name)") }
+                #expect(copies.count == 1, "\(name) is in \(copies.count) directories")
+                let size = name.hasPrefix("large") ? largeSize : smallSize
+                #expect(copies.first.map { TestContent.firstMismatch($0, size: size) == nil } == true, "\(name)")
+                // The killed worker's download was taken over: ranges, never more than one whole copy again.
+                #expect(origin.bodyBytesSent(to: url.path) <= 2 * size, "\(name)")
+            }
+            await origin.stop()
+            await postgres.stop()
+        }
+
+        @Test("a pause from another machine's command stops the download where a worker runs it within a second")
+        func pauseReachesTheWorker() async throws {
+            let postgres = try await PostgresServer.start()
+            let database = try await postgres.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let size = 8 * 1024 * 1024
+            let url = origin.serve("/slow.bin", size: size)
+            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            let directory = TemporaryDirectory()
+            let db = ["--database", database.absoluteString]
+            #expect(try await ChildProcess.run("haul", ["add", "-x", "1"] + db + [url.absoluteString]).status == 0)
+            let worker = try ChildProcess(
+                product: "haul", arguments: ["run", "-q", "-d", directory.path, "--worker-name", "solo"] + db)
+            let started = ContinuousClock.now
+            while origin.bodyBytesSent(to: "/slow.bin") < 512 * 1024, started.duration(to: .now) < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await Self.listed(database)[1]?.worker == "solo", "haul list names the worker")
+            let table = try await ChildProcess.run("haul", ["list"] + db)
+            #expect(table.output.contains("WORKER") && table.output.contains("solo"), "\(table.output)")
+            let pause = try await ChildProcess.run("haul", ["pause", "1"] + db)
+            #expect(pause.status == 0, "\(pause.error)")
+            let paused = ContinuousClock.now
+            // The worker sees it by notification and stops: the origin stops sending.
+            var last = origin.bodyBytesSent(to: "/slow.bin")
+            var stoppedAfter: Duration?
+            while stoppedAfter == nil, paused.duration(to: .now) < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(300))
+                let now = origin.bodyBytesSent(to: "/slow.bin")
+                if now == last { stoppedAfter = paused.duration(to: .now) }
+                last = now
+            }
+            let stopped = try #require(stoppedAfter, "the download never stopped")
+            #expect(stopped < .milliseconds(1600), "stopped \(stopped) after the pause")
+            #expect(try await Self.listed(database)[1]?.state == "paused")
+            #expect(try await worker.wait(timeout: .seconds(30)) == 0, "the queue has nothing left to run")
+            await origin.stop()
+            await postgres.stop()
+        }
+    }
+}

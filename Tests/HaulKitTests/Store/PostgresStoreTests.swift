@@ -1,0 +1,105 @@
+import Foundation
+import HaulTestSupport
+import Logging
+import Testing
+
+@testable import HaulKit
+
+/// ``PostgresDownloadStore`` against a private PostgreSQL cluster: the same records as SQLite, and leases that keep
+/// one download on one worker.
+@Suite(
+    "Shared PostgreSQL queue",
+    .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
+struct PostgresStoreTests {
+    static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    static func store(_ url: URL, owner: String, lease: Duration = .seconds(30)) throws -> PostgresDownloadStore {
+        try PostgresDownloadStore(url: url, owner: owner, leaseTimeout: lease, logger: logger)
+    }
+
+    @Test("records read back exactly as written, every column; the schema is made once and checked")
+    func roundTrip() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let store = try Self.store(url, owner: "a")
+        let written = try store.insert(
+            [
+                DownloadStoreTests.queued("http://a/1"), try DownloadStoreTests.everyColumnSet(),
+                DownloadStoreTests.queued("http://a/2", options: .init(priority: 7)),
+            ])
+        #expect(written.map(\.id) == [1, 2, 3])
+        #expect(try store.fetchAll() == written)
+        #expect(try store.fetch(written[1].downloadID) == written[1])
+        #expect(try store.fetchUpdated(since: DownloadStoreTests.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try store.count() == 3)
+        #expect(try store.fetchIDs() == Set(written.map(\.downloadID)))
+
+        var changed = written[0]
+        changed.state = .paused
+        changed.updatedAt = DownloadStoreTests.date.addingTimeInterval(9)
+        try store.saveLifecycle([changed])
+        #expect(try store.fetch(changed.downloadID)?.state == .paused)
+        try store.delete([written[2].downloadID])
+        #expect(try store.count() == 2)
+
+        // A second worker opens the same schema without migrating it again.
+        let other = try Self.store(url, owner: "b")
+        #expect(try other.fetchAll().map(\.id) == [1, 2])
+        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "1")
+        // A table that is not the expected one is refused with what differs.
+        try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
+        #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
+        await server.stop()
+    }
+
+    @Test("one worker holds a download; its lease expires when it stops renewing; a lost lease writes nothing")
+    func leases() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a", lease: .seconds(2))
+        let b = try Self.store(url, owner: "b", lease: .seconds(2))
+        let record = try #require(try a.insert([DownloadStoreTests.queued("http://a/1")]).first)
+        let id = record.downloadID
+
+        #expect(a.claim(id))
+        #expect(b.claim(id) == false, "held by a")
+        #expect(b.isClaimedElsewhere(id))
+        #expect(!a.isClaimedElsewhere(id))
+        // a keeps it past its lease's length: the heartbeat renews it.
+        try await Task.sleep(for: .seconds(3))
+        #expect(b.claim(id) == false, "renewed by a's heartbeat")
+        #expect(try a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
+
+        // a stops renewing, as a worker that died: after the lease, b takes the download over.
+        let dead = a
+        dead.stopRenewingLeases()
+        try await Task.sleep(for: .seconds(3))
+        #expect(b.claim(id) == true, "a's lease expired")
+        #expect(try dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
+        #expect(try b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
+        var transfer = try #require(try b.fetch(id))
+        transfer.transfer.durableBytes = 77
+        try dead.saveTransfers([transfer])
+        #expect(try b.fetch(id)?.transfer.durableBytes == 10)
+        b.release(id)
+        #expect(!dead.isClaimedElsewhere(id))
+        await server.stop()
+    }
+
+    @Test("a change by any worker reaches the others as a notification")
+    func notifications() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a")
+        let b = try Self.store(url, owner: "b")
+        let before = try b.changeToken()
+        _ = try a.insert([DownloadStoreTests.queued("http://a/1")])
+        let start = ContinuousClock.now
+        while try b.changeToken() == before, start.duration(to: .now) < .seconds(5) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try b.changeToken() != before, "b heard of a's insert")
+        #expect(start.duration(to: .now) < .seconds(1))
+        await server.stop()
+    }
+}
