@@ -39,8 +39,9 @@ final class PostgresDownloadStore: DownloadStore {
     private let changes = Atomic<Int>(0)
     /// The downloads this worker holds a lease on.
     private let held = Mutex<Set<DownloadID>>([])
-    /// Renews the leases, every third of ``leaseTimeout``, until the store is released.
-    private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// Set to stop the heartbeat: a thread of its own that renews the leases every third of ``leaseTimeout``, so
+    /// a busy cooperative pool or I/O thread pool never delays a renewal past the lease.
+    private let heartbeatStopped = Atomic<Bool>(false)
 
     /// Connects to the database `url` names (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`, `?sslmode=require` for
     /// TLS) and brings the schema up to date.
@@ -71,20 +72,25 @@ final class PostgresDownloadStore: DownloadStore {
         } catch {
             throw .sharedDatabase(location, reason: "cannot listen for changes: \(Self.describe(error))")
         }
-        let interval = leaseTimeout / 3
-        heartbeat.withLock {
-            $0 = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard let self else { return }
-                    _ = try? await onBlockingThread { self.renewLeases() }
+        let interval = (leaseTimeout / 3).inSeconds
+        let thread = Thread { [weak self] in
+            var next = Date().addingTimeInterval(interval)
+            while let store = self, !store.heartbeatStopped.load(ordering: .relaxed) {
+                // Short naps: a released store ends its thread within 100 ms.
+                if Date() < next {
+                    Thread.sleep(forTimeInterval: min(0.1, next.timeIntervalSinceNow))
+                    continue
                 }
+                store.renewLeases()
+                next = Date().addingTimeInterval(interval)
             }
         }
+        thread.name = "haul-lease-heartbeat"
+        thread.start()
     }
 
     deinit {
-        heartbeat.withLock { $0?.cancel() }
+        heartbeatStopped.store(true, ordering: .relaxed)
         // A connection must be closed before it is released: each is kept until its close completes.
         for open in [connection, listener] { open.close().whenComplete { _ in _ = open } }
     }
@@ -497,7 +503,7 @@ final class PostgresDownloadStore: DownloadStore {
 
     /// Stops renewing this worker's leases: they run out after ``leaseTimeout`` (what a worker that dies does).
     func stopRenewingLeases() {
-        heartbeat.withLock { $0?.cancel() }
+        heartbeatStopped.store(true, ordering: .relaxed)
     }
 
     /// The downloads whose lease this worker lost (it ran out and another worker took it), since the last call.

@@ -56,8 +56,9 @@ struct PostgresStoreTests {
     func leases() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a", lease: .seconds(2))
-        let b = try Self.store(url, owner: "b", lease: .seconds(2))
+        // Leases of 4 s: renewed every 1.3 s, with room for a busy machine.
+        let a = try Self.store(url, owner: "a", lease: .seconds(4))
+        let b = try Self.store(url, owner: "b", lease: .seconds(4))
         let record = try #require(try a.insert([DownloadStoreTests.queued("http://a/1")]).first)
         let id = record.downloadID
 
@@ -66,14 +67,14 @@ struct PostgresStoreTests {
         #expect(b.isClaimedElsewhere(id))
         #expect(!a.isClaimedElsewhere(id))
         // a keeps it past its lease's length: the heartbeat renews it.
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(6))
         #expect(b.claim(id) == false, "renewed by a's heartbeat")
         #expect(try a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
 
         // a stops renewing, as a worker that died: after the lease, b takes the download over.
         let dead = a
         dead.stopRenewingLeases()
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(5))
         #expect(b.claim(id) == true, "a's lease expired")
         #expect(try dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
         #expect(try b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
