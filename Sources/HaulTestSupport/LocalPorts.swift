@@ -27,6 +27,31 @@ enum LocalPorts {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Starts `executable` with `arguments(port)` for a free port, up to five times (another program may take the
+    /// port between the check and the start); returns the process and its port once it accepts connections, or nil.
+    static func launch(_ executable: URL, arguments: (Int) throws -> [String]) throws -> (process: Process, port: Int)?
+    {
+        for _ in 0..<5 {
+            let port = try free()
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = try arguments(port)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if waitUntilListening(port: port, process: process) { return (process, port) }
+            forceKill(process)
+        }
+        return nil
+    }
+
+    /// Kills `process` at once and waits for it.
+    static func forceKill(_ process: Process) {
+        guard process.isRunning else { return }
+        _ = kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// Waits (up to 5 s) until something accepts connections on `port`; false if `process` ends first.
     static func waitUntilListening(port: Int, process: Process) -> Bool {
         for _ in 0..<200 {

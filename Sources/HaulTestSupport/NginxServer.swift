@@ -115,7 +115,7 @@ public final class NginxServer: @unchecked Sendable {
                 self.running = process
                 return
             }
-            Self.forceKill(process)
+            LocalPorts.forceKill(process)
             lastError = NginxUnavailable(
                 reason: (try? String(contentsOf: directory.file("error.log"), encoding: .utf8)) ?? "did not start")
         }
@@ -150,17 +150,7 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     private func kill() {
-        if let running { Self.forceKill(running) }
-    }
-
-    private static func forceKill(_ process: Process) {
-        guard process.isRunning else { return }
-        #if canImport(Glibc)
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        #else
-        _ = Darwin.kill(process.processIdentifier, SIGKILL)
-        #endif
-        process.waitUntilExit()
+        if let running { LocalPorts.forceKill(running) }
     }
 
     deinit { kill() }

@@ -11,7 +11,8 @@ import Darwin
 public final class SocksProxy: @unchecked Sendable {
     public let port: Int
     /// Where the proxy's connections to origins come from.
-    public let outgoingAddress = "127.0.0.2"
+    public let outgoingAddress = SocksProxy.outgoing
+    private static let outgoing = "127.0.0.2"
     private let process: Process
 
     /// microsocks, if installed (`.ci/run` installs it).
@@ -26,32 +27,22 @@ public final class SocksProxy: @unchecked Sendable {
 
     private init() throws {
         guard let executable = Self.executable else { throw SocksProxyUnavailable() }
-        for _ in 0..<5 {
-            let port = try LocalPorts.free()
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["-i", "127.0.0.1", "-p", "\(port)", "-b", outgoingAddress]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if LocalPorts.waitUntilListening(port: port, process: process) {
-                self.port = port
-                self.process = process
-                return
-            }
-            _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        let outgoing = Self.outgoing
+        guard
+            let started = try LocalPorts.launch(
+                executable,
+                arguments: { port in
+                    ["-i", "127.0.0.1", "-p", "\(port)", "-b", outgoing]
+                })
+        else {
+            throw SocksProxyUnavailable(reason: "microsocks did not start")
         }
-        throw SocksProxyUnavailable(reason: "microsocks did not start")
+        (process, port) = started
     }
 
     public var url: URL { URL(string: "socks5h://127.0.0.1:\(port)")! }
 
-    public func stop() {
-        guard process.isRunning else { return }
-        _ = kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    public func stop() { LocalPorts.forceKill(process) }
 
     deinit { stop() }
 }

@@ -27,9 +27,8 @@ public final class TinyProxy: @unchecked Sendable {
     private init(credentials: (user: String, password: String)?) throws {
         guard let executable = Self.executable else { throw TinyProxyUnavailable() }
         directory = TemporaryDirectory("haul-tinyproxy")
-        var lastError: (any Error)?
-        for _ in 0..<5 {
-            let port = try LocalPorts.free()
+        let directory = directory
+        let started = try LocalPorts.launch(executable) { port in
             var configuration = """
                 Port \(port)
                 Listen 127.0.0.1
@@ -43,23 +42,13 @@ public final class TinyProxy: @unchecked Sendable {
                 """
             if let credentials { configuration += "BasicAuth \(credentials.user) \(credentials.password)\n" }
             try configuration.write(to: directory.file("tinyproxy.conf"), atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["-d", "-c", directory.file("tinyproxy.conf").path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if LocalPorts.waitUntilListening(port: port, process: process) {
-                self.port = port
-                self.process = process
-                return
-            }
-            _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let log = (try? String(contentsOf: directory.file("tinyproxy.log"), encoding: .utf8)) ?? ""
-            lastError = TinyProxyUnavailable(reason: "tinyproxy did not start: \(log)")
+            return ["-d", "-c", directory.file("tinyproxy.conf").path]
         }
-        throw lastError ?? TinyProxyUnavailable()
+        guard let started else {
+            let log = (try? String(contentsOf: directory.file("tinyproxy.log"), encoding: .utf8)) ?? ""
+            throw TinyProxyUnavailable(reason: "tinyproxy did not start: \(log)")
+        }
+        (process, port) = started
     }
 
     public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -73,11 +62,7 @@ public final class TinyProxy: @unchecked Sendable {
     }
 
     /// Stops it at once (tinyproxy waits for open connections on SIGTERM).
-    public func stop() {
-        guard process.isRunning else { return }
-        _ = kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    public func stop() { LocalPorts.forceKill(process) }
 
     deinit { stop() }
 }

@@ -413,12 +413,7 @@ final class PostgresDownloadStore: DownloadStore {
     func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
     ) throws(DownloadError) -> Bool {
-        let plan: String?
-        do {
-            plan = try segments.map { String(decoding: try StoredJSON.encoder().encode($0), as: UTF8.self) }
-        } catch {
-            throw .internalError("cannot encode a segment plan: \(error)")
-        }
+        let plan = try StoredJSON.planText(segments)
         // Under this worker's lease only: a worker that lost it never claims bytes for the one that took over.
         let result = try run(
             """

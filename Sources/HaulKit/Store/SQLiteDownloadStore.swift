@@ -172,13 +172,7 @@ final class SQLiteDownloadStore: DownloadStore {
     func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
     ) throws(DownloadError) -> Bool {
-        let plan: String?
-        do {
-            let json = StoredJSON.encoder()
-            plan = try segments.map { String(decoding: try json.encode($0), as: UTF8.self) }
-        } catch {
-            throw .internalError("cannot encode a segment plan: \(error)")
-        }
+        let plan = try StoredJSON.planText(segments)
         let now = DownloadRecordEncoder.text(Date())
         return try write { db in
             let statement = try db.cachedStatement(

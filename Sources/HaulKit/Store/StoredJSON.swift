@@ -12,6 +12,15 @@ enum StoredJSON {
         return encoder
     }
 
+    /// A checkpoint's segment plan as stored, or nil for none.
+    static func planText(_ segments: [Segment]?) throws(DownloadError) -> String? {
+        do {
+            return try segments.map { String(decoding: try encoder().encode($0), as: UTF8.self) }
+        } catch {
+            throw .internalError("cannot encode a segment plan: \(error)")
+        }
+    }
+
     static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dataDecodingStrategy = .base64
