@@ -95,12 +95,19 @@ struct FailurePolicyTests {
         expectContent(harness.directory.file("trickle.bin"), size: size)
         let requests = harness.origin.requests(to: "/trickle.bin")
         #expect(requests.count >= 2)
-        // The fresh connection resumes at or after the point where the trickle began (a few trickled bytes count).
-        let resumedAt = requests.dropFirst().compactMap { request in
-            request.range.flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+        // The trickling response was abandoned: it sent little past the point where it slowed down.
+        #expect(requests[0].bodyBytesSent < size / 5 + 64 * 1024, "\(requests[0].bodyBytesSent)")
+        if connections == 1 {
+            // Alone, the connection is dropped as too slow and a fresh one resumes where the trickle began (a few
+            // trickled bytes count).
+            let resumedAt = requests.dropFirst().compactMap { request in
+                request.range.flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+            }
+            #expect(resumedAt.contains { $0 >= size / 5 && $0 < size / 5 + 4096 }, "\(resumedAt)")
+            #expect(await retryCodes(events, id).contains(.tooSlow))
         }
-        #expect(resumedAt.contains { $0 >= size / 5 && $0 < size / 5 + 4096 }, "\(resumedAt)")
-        #expect(await retryCodes(events, id).contains(.tooSlow))
+        // With several, a fast connection may split the slow one's segment and take its rest before the window
+        // ends; which of the two ends it depends on timing, and both are right.
         await harness.shutdown()
     }
 
