@@ -13,10 +13,7 @@ enum LocalPorts {
         let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { throw NginxUnavailable(reason: "no socket") }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
@@ -25,6 +22,15 @@ enum LocalPorts {
         }
         guard bound else { throw NginxUnavailable(reason: "cannot find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// 127.0.0.1:`port` as a socket address (port 0: any free one, when binding).
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
     }
 
     /// Starts `executable` with `arguments(port)` for a free port, up to five times (another program may take the
@@ -57,10 +63,7 @@ enum LocalPorts {
         for _ in 0..<200 {
             guard process.isRunning else { return false }
             let fd = socket(AF_INET, streamSocketType, 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
+            var address = loopback(port: port)
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0

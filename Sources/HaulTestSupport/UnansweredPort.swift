@@ -16,7 +16,7 @@ public final class UnansweredPort: @unchecked Sendable {
         let listener = socket(AF_INET, streamSocketType, 0)
         guard listener >= 0 else { throw NginxUnavailable(reason: "no socket") }
         descriptors.append(listener)
-        var address = Self.loopback(port: 0)
+        var address = LocalPorts.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let listening = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
@@ -27,7 +27,7 @@ public final class UnansweredPort: @unchecked Sendable {
         guard listening else { throw NginxUnavailable(reason: "cannot listen on 127.0.0.1") }
         port = Int(UInt16(bigEndian: address.sin_port))
         // Fill the accept queue: these connections are never accepted, and later ones are not answered.
-        var target = Self.loopback(port: port)
+        var target = LocalPorts.loopback(port: port)
         for _ in 0..<3 {
             let filler = socket(AF_INET, streamSocketType, 0)
             guard filler >= 0 else { continue }
@@ -43,14 +43,6 @@ public final class UnansweredPort: @unchecked Sendable {
     }
 
     public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return address
-    }
 
     deinit { for descriptor in descriptors { close(descriptor) } }
 }

@@ -32,11 +32,17 @@ extension EndToEnd {
             #expect(verbose.error.contains("decision="), "\(verbose.error)")
 
             let debug = try await get(
-                "debug.bin", ["--debug", "-H", "Authorization: Bearer s3cret", "-H", "Cookie: id=hidden"])
+                "debug.bin",
+                [
+                    "--debug", "-H", "Authorization: Bearer s3cret", "-H", "Cookie: id=hidden", "-H",
+                    "X-Api-Key: k3y",
+                ])
             #expect(debug.status == 0)
             #expect(debug.error.contains("Authorization: ***") && debug.error.contains("Cookie: ***"), "\(debug.error)")
             #expect(debug.error.contains("Content-Length: 100000"), "response headers are shown: \(debug.error)")
             #expect(!debug.error.contains("s3cret") && !debug.error.contains("hidden"))
+            // Any header that -H calls a credential (a name with key, token, secret…), as `list` masks it.
+            #expect(debug.error.contains("X-Api-Key: ***") && !debug.error.contains("k3y"), "\(debug.error)")
             await origin.stop()
         }
 

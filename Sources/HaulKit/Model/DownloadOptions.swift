@@ -91,11 +91,11 @@ public struct HTTPHeaderField: Sendable, Hashable, Codable, CustomStringConverti
     public var name: String
     public var value: String
 
-    /// Whether the header carries a credential: `Authorization`, `Proxy-Authorization`, `Cookie`, or a name that
-    /// contains `token`, `key`, `secret`, `password` or `session`.
+    /// Whether the header carries a credential: `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, or a
+    /// name that contains `token`, `key`, `secret`, `password` or `session`.
     public var isCredential: Bool {
         let lowered = name.lowercased()
-        if ["authorization", "proxy-authorization", "cookie"].contains(lowered) { return true }
+        if ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(lowered) { return true }
         return ["token", "key", "secret", "password", "session"].contains { lowered.contains($0) }
     }
 

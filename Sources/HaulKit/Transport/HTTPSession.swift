@@ -116,11 +116,13 @@ struct HTTPSession: Sendable {
         }
     }
 
-    /// Header fields as `Name: value` lines, the values of secret ones (credentials, cookies) masked.
+    /// Header fields as `Name: value` lines, the whole value of a credential (``HTTPHeaderField/isCredential``)
+    /// masked.
     static func masked(_ headers: [(String, String)]) -> String {
-        let secret: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
-        return headers.map { name, value in "\(name): \(secret.contains(name.lowercased()) ? "***" : value)" }
-            .joined(separator: "; ")
+        headers.map { name, value in
+            "\(name): \(HTTPHeaderField(name: name, value: value).isCredential ? "***" : value)"
+        }
+        .joined(separator: "; ")
     }
 
     /// Reads and drops a small body (a redirect's or a refusal's), so the connection can serve the next request; a
