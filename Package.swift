@@ -100,7 +100,9 @@ let package = Package(
         // Runs the built `haul` binary as a child process (crash tests, CLI behaviour).
         .testTarget(
             name: "HaulEndToEndTests",
-            dependencies: ["haul", "HaulKit", "HaulTestSupport"],
+            dependencies: [
+                "haul", "HaulKit", "HaulTestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strict
         ),
     ]

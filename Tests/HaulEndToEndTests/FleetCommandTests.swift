@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import HaulTestSupport
+import NIOCore
 import Testing
 
 #if canImport(Glibc)
@@ -128,5 +130,134 @@ extension EndToEnd {
             await origin.stop()
             await postgres.stop()
         }
+
+        @Test("the per-host connection limit holds across the workers: never more responses at once than it allows")
+        func hostLimitAcrossWorkers() async throws {
+            let postgres = try await PostgresServer.start()
+            let database = try await postgres.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let size = 150_000
+            let urls = (0..<24).map { origin.serve("/f\($0).bin", size: size) }
+            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }  // each response ~0.15 s: they overlap
+            let directory = TemporaryDirectory()
+            let db = ["--database", database.absoluteString]
+            #expect(try await ChildProcess.run("haul", ["add"] + db + urls.map(\.absoluteString)).status == 0)
+            // Alone, each worker would open 3 connections: 9 in all.
+            let workers = try (1...3).map { number in
+                try ChildProcess(
+                    product: "haul",
+                    arguments: [
+                        "run", "-q", "-j", "4", "--host-connections", "3", "-d", directory.file("w\(number)").path,
+                        "--worker-name", "w\(number)",
+                    ] + db)
+            }
+            for worker in workers {
+                #expect(try await worker.wait(timeout: .seconds(120)) == 0, "\(worker.standardError)")
+            }
+            let listed = try await Self.listed(database)
+            #expect(listed.count == urls.count && listed.values.allSatisfy { $0.state == "completed" })
+            #expect(origin.peakResponses <= 3, "\(origin.peakResponses) responses at once")
+            #expect(origin.peakResponses >= 2, "the limit was used, not just one connection at a time")
+            await origin.stop()
+            await postgres.stop()
+        }
+
+        @Test("haul serve on the shared queue shows a download another worker runs, and its pause stops it")
+        func serveDrivesTheFleet() async throws {
+            let postgres = try await PostgresServer.start()
+            let database = try await postgres.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/slow.bin", size: 16 * 1024 * 1024)
+            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            let directory = TemporaryDirectory()
+            let db = ["--database", database.absoluteString]
+            #expect(try await ChildProcess.run("haul", ["add"] + db + [url.absoluteString]).status == 0)
+            let worker = try ChildProcess(
+                product: "haul", arguments: ["run", "-q", "-d", directory.file("worker").path] + db)
+            let started = ContinuousClock.now
+            while origin.bodyBytesSent(to: "/slow.bin") < 256 * 1024, started.duration(to: .now) < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let daemon = try ChildProcess(
+                product: "haul",
+                arguments: [
+                    "serve", "--port", "0", "--secret", "s", "-d", directory.file("daemon").path, "--state-dir",
+                    directory.file("state").path,
+                ] + db)
+            let rpc = try await RPC(daemon: daemon, secret: "s")
+            let gid = "0000000000000001"
+            // The worker's checkpoints reach the daemon: it shows the download active, its length growing.
+            var completed = 0
+            while completed < 1024 * 1024, started.duration(to: .now) < .seconds(30) {
+                let active = try await rpc.call("aria2.tellActive", [["gid", "completedLength", "status"]])
+                let first = (active as? [[String: Any]])?.first { $0["gid"] as? String == gid }
+                completed = Int(first?["completedLength"] as? String ?? "") ?? 0
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(completed >= 1024 * 1024, "the daemon saw \(completed) bytes of the worker's download")
+
+            _ = try await rpc.call("aria2.pause", [gid])
+            let paused = ContinuousClock.now
+            var last = origin.bodyBytesSent(to: "/slow.bin")
+            var stoppedAfter: Duration?
+            while stoppedAfter == nil, paused.duration(to: .now) < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(300))
+                let now = origin.bodyBytesSent(to: "/slow.bin")
+                if now == last { stoppedAfter = paused.duration(to: .now) }
+                last = now
+            }
+            let stopped = try #require(stoppedAfter, "the worker never stopped")
+            #expect(stopped < .milliseconds(1600), "stopped \(stopped) after the pause")
+            let status = try await rpc.call("aria2.tellStatus", [gid, ["status"]]) as? [String: Any]
+            #expect(status?["status"] as? String == "paused")
+            #expect(try await worker.wait(timeout: .seconds(30)) == 0)
+            daemon.send(SIGTERM)
+            _ = try await daemon.wait(timeout: .seconds(30))
+            try await rpc.shutdown()
+            await origin.stop()
+            await postgres.stop()
+        }
     }
+}
+
+/// A JSON-RPC client of a `haul serve` child process.
+struct RPC {
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    let endpoint: String
+    let secret: String
+
+    /// Waits for the daemon to print its address.
+    init(daemon: ChildProcess, secret: String) async throws {
+        self.secret = secret
+        let start = ContinuousClock.now
+        while start.duration(to: .now) < .seconds(30) {
+            if let line = daemon.standardOutput.split(separator: "\n").first(where: { $0.contains("/jsonrpc") }),
+                let address = line.split(separator: " ").first(where: { $0.hasPrefix("http://") })
+            {
+                endpoint = String(address)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await client.shutdown()
+        Issue.record("haul serve did not start: \(daemon.standardError)")
+        throw CancellationError()
+    }
+
+    /// Calls `method` with the secret and `params`; returns the result, or records the error.
+    func call(_ method: String, _ params: [Any]) async throws -> Any? {
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = .POST
+        let body: [String: Any] = [
+            "jsonrpc": "2.0", "id": "t", "method": method, "params": ["token:" + secret] + params,
+        ]
+        request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        let answer = try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any]
+        if let error = answer?["error"] { Issue.record("\(method): \(error)") }
+        return answer?["result"]
+    }
+
+    func shutdown() async throws { try await client.shutdown() }
 }

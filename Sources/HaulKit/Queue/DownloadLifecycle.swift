@@ -100,6 +100,8 @@ struct DownloadLifecycle: Sendable {
     private(set) var rules: Rules
     private(set) var entries: [DownloadID: Entry] = [:]
     private var queue = DownloadQueue()
+    /// Queued downloads kept out of the run queue until ``releaseHeldBack()``: their host had no connection left.
+    private var heldBack: Set<DownloadID> = []
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
     private(set) var isShutDown = false
@@ -116,6 +118,9 @@ struct DownloadLifecycle: Sendable {
         guard let entry = entries[id] else { return false }
         return rules.runsDownloads && (rules.resumesStoredDownloads || entry.adopted)
     }
+
+    /// How many queued downloads wait for a connection to their host.
+    var heldBackCount: Int { heldBack.count }
 
     /// Downloads another owner runs that this manager takes over when their claim is released.
     var watchedElsewhere: [DownloadID] {
@@ -231,6 +236,25 @@ struct DownloadLifecycle: Sendable {
         case .paused, .completed, .failed: set(id, Phase(recorded: state))
         }
         return state == .queued ? [] : [.report(id)]
+    }
+
+    /// The download's host has no connection left (other workers hold them all): it goes back to `queued`, out of
+    /// the run queue until ``releaseHeldBack()``, so the next queued download (maybe of another host) starts.
+    mutating func hostBusy(_ id: DownloadID) -> [Action] {
+        guard case .runningHere(stopping: nil) = entries[id]?.phase else { return [] }
+        heldBack.insert(id)
+        set(id, .queued)
+        return []
+    }
+
+    /// Puts the downloads held back for their host into the run queue again, in their order.
+    mutating func releaseHeldBack() {
+        guard !heldBack.isEmpty else { return }
+        let released = heldBack.compactMap { id in
+            entries[id].flatMap { $0.phase == .queued && wouldRun(id) ? (id, $0.priority) : nil }
+        }
+        heldBack = []
+        queue.insert(contentsOf: released)
     }
 
     /// The store took the download's claim away (a lease that ran out while this worker was cut off): the job stops
@@ -380,7 +404,8 @@ struct DownloadLifecycle: Sendable {
         if case .runningHere = phase { runningHere += 1 }
         entry.phase = phase
         entries[id] = entry
-        if phase == .queued, wouldRun(id) {
+        if phase != .queued { heldBack.remove(id) }
+        if phase == .queued, wouldRun(id), !heldBack.contains(id) {
             if !queue.contains(id) { queue.insert(id, priority: entry.priority) }
         } else {
             queue.remove(id)

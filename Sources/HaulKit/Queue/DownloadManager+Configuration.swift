@@ -12,7 +12,7 @@ extension DownloadManager {
         public var sharedQueue: SharedQueue?
         /// Downloads that run at once. Default 4.
         public var maxConcurrentDownloads: Int = 4
-        /// Connections to one host, across all downloads. Default 8.
+        /// Connections to one host, across all downloads (with a ``sharedQueue``, across every worker). Default 8.
         public var maxConnectionsPerHost: Int = 8
         /// Longest wait for a connection. Default 30 s.
         public var connectTimeout: Duration = .seconds(30)

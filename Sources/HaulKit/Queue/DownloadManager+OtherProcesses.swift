@@ -35,12 +35,17 @@ extension DownloadManager {
                 }
             }
         }
-        for id in lifecycle.watchedElsewhere where !store.isClaimedElsewhere(id) {
+        let watched = lifecycle.watchedElsewhere
+        let stillClaimed = store.claimedElsewhere(watched)
+        for id in watched where !stillClaimed.contains(id) {
             // The claim is free: the other process ended. Take over only what it left unfinished.
             let stored = try? store.fetch(id)
             if let stored { replace(with: stored) }
             perform(lifecycle.claimReleased(id, recorded: stored?.state, priority: stored?.options.priority ?? 0))
         }
+        // A host whose connections were all taken gets one more try a tick.
+        busyHosts = []
+        lifecycle.releaseHeldBack()
         schedule()
     }
 

@@ -28,6 +28,10 @@ public actor DownloadManager {
     /// One limiter per host downloads ran from (unlimited unless a limit was set), shared by every download from it,
     /// so a limit set later applies to the running ones too.
     var hostLimiters: [String: RateLimiter] = [:]
+    /// Each download's host, lowercased (see ``hostKey(of:)``).
+    var hostKeys: [DownloadID: String] = [:]
+    /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
+    var busyHosts: Set<String> = []
     let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
@@ -90,12 +94,13 @@ public actor DownloadManager {
         let loaded = try store.fetchAll()
         records.reserveCapacity(loaded.count)
         var actions: [DownloadLifecycle.Action] = []
+        let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.downloadID))
         for record in loaded {
             let id = record.downloadID
             remember(record)
             actions += lifecycle.load(
                 id, recorded: record.state, priority: record.options.priority,
-                claimedElsewhere: record.state == .running && store.isClaimedElsewhere(id))
+                claimedElsewhere: claimedElsewhere.contains(id))
         }
         perform(Self.merged(actions))
         if configuration.runsDownloads { startWatching() }
@@ -187,12 +192,45 @@ public actor DownloadManager {
 
     // MARK: - Jobs
 
+    /// Starts queued downloads while slots are free. A download whose host has no connection left goes back and
+    /// frees its slot, so this goes on until every slot runs a job or nothing startable is queued.
     func schedule() {
-        perform(lifecycle.schedule())
+        while true {
+            let starts = lifecycle.schedule()
+            guard !starts.isEmpty else { return }
+            let heldBack = lifecycle.heldBackCount
+            perform(starts)
+            guard lifecycle.heldBackCount > heldBack else { return }
+        }
+    }
+
+    /// The lowercased host of a download's URL ("" if it has none), cached: the scheduler asks often.
+    func hostKey(of record: DownloadRecord) -> String {
+        if let known = hostKeys[record.downloadID] { return known }
+        let host = URL(string: record.url)?.host?.lowercased() ?? ""
+        hostKeys[record.downloadID] = host
+        return host
     }
 
     private func start(_ id: DownloadID) {
-        guard var record = records[id], !record.isDamaged, store.claim(id) else {
+        guard var record = records[id], !record.isDamaged else {
+            perform(lifecycle.claimFailed(id, recorded: (try? store.fetch(id))?.state))
+            return
+        }
+        let host = hostKey(of: record)
+        // One refusal a tick per host: the others of a busy host wait without asking the store.
+        let outcome =
+            busyHosts.contains(host)
+            ? .hostBusy
+            : store.claim(id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost))
+        switch outcome {
+        case .granted:
+            break
+        case .hostBusy:
+            busyHosts.insert(host)
+            perform(lifecycle.hostBusy(id))
+            return
+        case .refused:
             // Another process runs it: show what it records, and take over if it dies.
             let stored = try? store.fetch(id)
             if let stored { replace(with: stored) }
@@ -212,6 +250,9 @@ public actor DownloadManager {
             session: session, store: store, events: hub, settings: configuration.engineSettings,
             globalLimiter: globalLimiter,
             hostLimiter: URL(string: record.url)?.host.map(hostLimiter),
+            widenClaim: { [store, limit = configuration.maxConnectionsPerHost] wanted in
+                store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
+            },
             urlProvider: configuration.urlProvider, finishing: finishing,
             reserveDestination: { [weak self] id, directory, name, replacing throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
@@ -233,6 +274,7 @@ public actor DownloadManager {
             store.release(id)
             return
         }
+        let host = hostKey(of: record)
         // The job's columns come back whole; the life-cycle columns are ours.
         record.destinationPath = outcome.record.destinationPath
         record.transfer = outcome.record.transfer
@@ -257,6 +299,10 @@ public actor DownloadManager {
             perform(lifecycle.removalFailed(id))
         }
         store.release(id)
+        // Its connections are free again: downloads of its host held back here may take them at once.
+        if busyHosts.remove(host) != nil {
+            lifecycle.releaseHeldBack()
+        }
         schedule()
     }
 
@@ -274,6 +320,7 @@ public actor DownloadManager {
         let id = stored.downloadID
         guard let current = records[id] else { return remember(stored) }
         records[id] = stored
+        if stored.url != current.url { hostKeys[id] = nil }
         if let path = stored.destinationPath, path != current.destinationPath { reservations.hold(path, for: id) }
     }
 
@@ -316,6 +363,7 @@ public actor DownloadManager {
     private func dropFromMemory(_ id: DownloadID) {
         lifecycle.forgotten([id])
         guard let record = records.removeValue(forKey: id) else { return }
+        hostKeys[id] = nil
         idsByURL?[record.url]?.removeAll { $0 == id }
         if let path = record.destinationPath { reservations.release(path, of: id) }
         hub.yield(id, .status(.removed))

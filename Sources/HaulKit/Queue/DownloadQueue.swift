@@ -30,6 +30,20 @@ struct DownloadQueue: Sendable {
         priorities[id] = priority
     }
 
+    /// Inserts many at once: one sort instead of one array shift each.
+    mutating func insert(contentsOf added: [(id: DownloadID, priority: Int)]) {
+        guard added.count > 8 else {
+            for (id, priority) in added { insert(id, priority: priority) }
+            return
+        }
+        for (id, _) in added { remove(id) }
+        entries.removeFirst(head)
+        head = 0
+        entries += added.map { Entry(priority: $0.priority, id: $0.id) }
+        entries.sort()
+        for (id, priority) in added { priorities[id] = priority }
+    }
+
     mutating func remove(_ id: DownloadID) {
         guard let priority = priorities.removeValue(forKey: id) else { return }
         let entry = Entry(priority: priority, id: id)

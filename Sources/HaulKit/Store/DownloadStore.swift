@@ -55,13 +55,18 @@ protocol DownloadStore: AnyObject, Sendable {
 
     // MARK: Claiming
 
-    /// Claims a download to run it here, without waiting; false if a live owner elsewhere holds it, or if the store
-    /// no longer records it `queued` or `running` (another owner finished, paused or removed it meanwhile).
-    func claim(_ id: DownloadID) -> Bool
+    /// Claims a download to run it here, without waiting. Refused if a live owner elsewhere holds it, or if the store
+    /// no longer records it `queued` or `running` (another owner finished, paused or removed it meanwhile). A store
+    /// shared by several workers also holds `share`'s per-host limit across all of them: it grants at most the
+    /// connections the host has left, and answers ``ClaimOutcome/hostBusy`` when it has none.
+    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome
+    /// Asks for more of the host's connections for a download this owner holds (to split it): returns how many it
+    /// may open now, at least 1 and at most `share.wanted`. The share is kept until the claim is released.
+    func widenClaim(_ id: DownloadID, share: HostShare) -> Int
     /// Gives up a claim this owner holds.
     func release(_ id: DownloadID)
-    /// True if a live owner elsewhere holds the claim. Ask only for downloads this owner does not hold.
-    func isClaimedElsewhere(_ id: DownloadID) -> Bool
+    /// Those of `ids` that a live owner elsewhere holds (one query). Ask only for downloads this owner does not hold.
+    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID>
     /// The claims this owner lost since the last call (a shared queue's lease that ran out, and another worker
     /// took); a claim that ends only with its owner is never lost.
     func lostClaims() -> Set<DownloadID>
@@ -70,7 +75,30 @@ protocol DownloadStore: AnyObject, Sendable {
     func claimHolders() throws(DownloadError) -> [DownloadID: String]
 }
 
+/// The connections a claim asks for on its download's host, and how many that host may have in all.
+struct HostShare: Equatable, Sendable {
+    /// The host, lowercased (the port does not matter).
+    var host: String
+    /// The connections the download would open (at least 1).
+    var wanted: Int
+    /// The most connections to ``host`` at once, over every download (and, in a shared queue, every worker).
+    var limit: Int
+}
+
+/// What a claim got.
+enum ClaimOutcome: Equatable, Sendable {
+    /// This owner holds the download now, and may open `connections` connections to its host.
+    case granted(connections: Int)
+    /// Another live owner holds it, or it is no longer queued or running.
+    case refused
+    /// The host's connections are all taken (by other workers' downloads): try again once one is released.
+    case hostBusy
+}
+
 extension DownloadStore {
+    /// True if a live owner elsewhere holds the claim of `id`.
+    func isClaimedElsewhere(_ id: DownloadID) -> Bool { claimedElsewhere([id]).contains(id) }
+
     /// Writes the manager's life-cycle columns of `record`.
     func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) { try saveLifecycle([record]) }
 

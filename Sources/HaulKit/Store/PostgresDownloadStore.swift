@@ -223,7 +223,14 @@ final class PostgresDownloadStore: DownloadStore {
             CREATE TRIGGER \(table)_changed AFTER INSERT OR UPDATE OR DELETE ON \(table)
                 FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
             """
-        )
+        ),
+        (
+            "v2: connections per host across workers",
+            """
+            ALTER TABLE \(table) ADD COLUMN leaseHost TEXT, ADD COLUMN leaseConnections BIGINT;
+            CREATE INDEX \(table)_on_leaseHost ON \(table) (leaseHost) WHERE leaseHost IS NOT NULL;
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
@@ -260,7 +267,10 @@ final class PostgresDownloadStore: DownloadStore {
             }
             let expected =
                 DownloadColumn.allCases.map { "\($0.rawValue.lowercased()) \(Self.informationSchemaType($0))" }
-                + ["leaseowner text", "leaseexpires timestamp with time zone"]
+                + [
+                    "leaseowner text", "leaseexpires timestamp with time zone", "leasehost text",
+                    "leaseconnections bigint",
+                ]
             guard found == expected else {
                 throw DownloadError.sharedDatabase(
                     location,
@@ -446,40 +456,92 @@ final class PostgresDownloadStore: DownloadStore {
     /// The lease's length as SQL.
     private var interval: String { "interval '\(Int(leaseTimeout.inSeconds * 1000)) milliseconds'" }
 
-    func claim(_ id: DownloadID) -> Bool {
-        let claimed =
-            (try? run(
+    /// Takes the lease, and a share of the host's connections: the lease records how many this worker may open
+    /// (`leaseConnections`), and the live leases on one host never add up to more than `share.limit`. Claims on one
+    /// host are serialized by an advisory lock, so two workers never both take the last connection.
+    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome {
+        let states = "'\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)'"
+        let outcome = try? transaction { send throws(DownloadError) -> ClaimOutcome in
+            // The row first (locked, so no other worker claims it meanwhile), then the host's lock.
+            let free = try send(
                 """
-                WITH free AS (
-                    SELECT id FROM \(Self.table)
-                    WHERE id = $1 AND state IN ('\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)')
-                        AND (leaseOwner IS NULL OR leaseOwner = $2 OR leaseExpires < now())
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE \(Self.table) AS d SET leaseOwner = $2, leaseExpires = now() + \(interval)
-                FROM free WHERE d.id = free.id
-                """, [.integer(id.rawValue), .text(owner)]
-            ).metadata.rows) ?? 0
-        guard claimed > 0 else { return false }
-        held.withLock { _ = $0.insert(id) }
-        return true
+                SELECT pg_advisory_xact_lock(hashtext($3)) FROM \(Self.table)
+                WHERE id = $1 AND state IN (\(states))
+                    AND (leaseOwner IS NULL OR leaseOwner = $2 OR leaseExpires < now())
+                FOR UPDATE SKIP LOCKED
+                """, [.integer(id.rawValue), .text(owner), .text("haul-host " + share.host)])
+            guard free.metadata.rows ?? 0 > 0 else { return .refused }
+            return try takeShare(id, share, taking: true, send: send).map { .granted(connections: $0) } ?? .hostBusy
+        }
+        guard let outcome else { return .refused }  // The database is unreachable: the next tick tries again.
+        if case .granted = outcome { held.withLock { _ = $0.insert(id) } }
+        return outcome
+    }
+
+    func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
+        let granted = try? transaction { send throws(DownloadError) -> Int? in
+            _ = try send("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("haul-host " + share.host)])
+            return try takeShare(id, share, taking: false, send: send)
+        }
+        return max(1, (granted ?? nil) ?? 1)
+    }
+
+    /// Sets the lease of `id` to this worker with as many of `share.wanted` connections as the host has left (never
+    /// fewer than its lease has); nil if the host has none left, or if the lease is another's (free leases are
+    /// taken only when `taking`). Run under the host's advisory lock, in a statement of its
+    /// own after it, so it sees every claim committed before the lock was taken.
+    private func takeShare(
+        _ id: DownloadID, _ share: HostShare, taking: Bool,
+        send: (String, [StoredValue]) throws(DownloadError) -> PostgresQueryResult
+    ) throws(DownloadError) -> Int? {
+        try send(
+            """
+            UPDATE \(Self.table) AS d
+            SET leaseOwner = $2, leaseExpires = now() + \(interval), leaseHost = $3,
+                leaseConnections = GREATEST(
+                    CASE WHEN d.leaseOwner = $2 THEN COALESCE(d.leaseConnections, 0) ELSE 0 END, LEAST($4, $5 - used.n))
+            FROM (
+                SELECT COALESCE(SUM(leaseConnections), 0)::BIGINT AS n FROM \(Self.table)
+                WHERE leaseHost = $3 AND leaseOwner IS NOT NULL AND leaseExpires >= now() AND id <> $1
+            ) AS used
+            WHERE d.id = $1 AND used.n < $5
+                AND (d.leaseOwner = $2 OR ($6 AND (d.leaseOwner IS NULL OR d.leaseExpires < now())))
+            RETURNING d.leaseConnections
+            """,
+            [
+                .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
+                .integer(Int64(share.limit)), .boolean(taking),
+            ]
+        ).rows.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
     }
 
     func release(_ id: DownloadID) {
         held.withLock { _ = $0.remove(id) }
         _ = try? run(
-            "UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL WHERE id = $1 AND leaseOwner = $2",
-            [.integer(id.rawValue), .text(owner)])
+            """
+            UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL, leaseHost = NULL, leaseConnections = NULL
+            WHERE id = $1 AND leaseOwner = $2
+            """, [.integer(id.rawValue), .text(owner)])
     }
 
-    func isClaimedElsewhere(_ id: DownloadID) -> Bool {
-        let rows = try? run(
-            """
-            SELECT 1 FROM \(Self.table)
-            WHERE id = $1 AND leaseOwner IS NOT NULL AND leaseOwner <> $2 AND leaseExpires >= now()
-            """, [.integer(id.rawValue), .text(owner)]
-        ).rows
-        return !(rows?.isEmpty ?? true)
+    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
+        var claimed: Set<DownloadID> = []
+        for start in stride(from: 0, to: ids.count, by: 1000) {
+            let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+            let rows = try? run(
+                """
+                SELECT id FROM \(Self.table)
+                WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner IS NOT NULL
+                    AND leaseOwner <> $1 AND leaseExpires >= now()
+                """, [.text(owner)] + chunk
+            ).rows
+            for row in rows ?? [] {
+                if let id = try? row.makeRandomAccess()[0].decode(Int64.self) {
+                    claimed.insert(DownloadID(rawValue: id))
+                }
+            }
+        }
+        return claimed
     }
 
     func claimHolders() throws(DownloadError) -> [DownloadID: String] {

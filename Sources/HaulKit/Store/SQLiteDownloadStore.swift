@@ -208,22 +208,25 @@ final class SQLiteDownloadStore: DownloadStore {
 
     // MARK: - Claims
 
-    func claim(_ id: DownloadID) -> Bool {
-        guard locks.tryLock(id) else { return false }
+    /// The lock is the claim; the host's limit is this process's own (its HTTP connection pool holds it).
+    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome {
+        guard locks.tryLock(id) else { return .refused }
         // Under the lock, no other process can start it; one may have finished it just before.
         let state = try? read { db in
             try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
         }
         guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
             locks.unlock(id)
-            return false
+            return .refused
         }
-        return true
+        return .granted(connections: max(1, min(share.wanted, share.limit)))
     }
+
+    func widenClaim(_ id: DownloadID, share: HostShare) -> Int { max(1, min(share.wanted, share.limit)) }
 
     func release(_ id: DownloadID) { locks.unlock(id) }
 
-    func isClaimedElsewhere(_ id: DownloadID) -> Bool { locks.isHeldElsewhere(id) }
+    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> { Set(ids.filter(locks.isHeldElsewhere)) }
 
     /// None: a lock is held until its owner releases it or dies.
     func lostClaims() -> Set<DownloadID> { [] }

@@ -3,9 +3,20 @@ import Foundation
 
 /// Splitting the file over several connections, and going back to one.
 extension DownloadJob {
+    /// The connections this download would use: its option, within the per-host limit.
     var connectionsAllowed: Int {
         guard segmentsAllowed else { return 1 }
         return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
+    }
+
+    /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
+    /// other workers) may hold the host's connections.
+    mutating func grantedConnections() -> Int {
+        if let connectionGrant { return connectionGrant }
+        let granted =
+            connectionsAllowed > 1 ? max(1, min(connectionsAllowed, environment.widenClaim(connectionsAllowed))) : 1
+        connectionGrant = granted
+        return granted
     }
 
     /// Splits the rest of the file among connections: records the plan, then preallocates.
@@ -20,7 +31,7 @@ extension DownloadJob {
         // The plan claims the `done` prefix: make it durable first.
         try file.sync()
         let planner = SegmentPlanner(
-            total: total, done: done, connections: connectionsAllowed, minimumSize: settings.minimumSegmentSize)
+            total: total, done: done, connections: grantedConnections(), minimumSize: settings.minimumSegmentSize)
         let board = SegmentBoard(
             planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         state.update {
@@ -54,7 +65,7 @@ extension DownloadJob {
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: connectionsAllowed, logger: logger)
+            connections: grantedConnections(), logger: logger)
         do {
             try await transfer.run(opening: opening)
         } catch let restart as SegmentedTransfer.Restart {

@@ -37,6 +37,8 @@ struct DownloadJob {
     var rangesUsable = true
     /// False once a `200` replaced a multi-connection plan: the rest of the run uses one connection.
     var segmentsAllowed = true
+    /// The connections to the host granted for a split (see ``grantedConnections()``).
+    var connectionGrant: Int?
     /// The encoding the server applies unasked, once seen: later attempts go straight to the decoding client.
     var unrequestedEncoding: String?
     /// The plan while the download runs over several connections.

@@ -7,6 +7,9 @@ struct JobEnvironment: Sendable {
     let globalLimiter: RateLimiter
     /// The limiter of the download's host (unlimited unless a limit is set).
     let hostLimiter: RateLimiter?
+    /// Asks for `wanted` connections to the download's host (its claim holds one): returns how many it may open,
+    /// its share of the per-host limit (which a shared queue holds across its workers).
+    let widenClaim: @Sendable (_ wanted: Int) -> Int
     /// Asked for a fresh URL when one expires; nil fails the download instead.
     let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.

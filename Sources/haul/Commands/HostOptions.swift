@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HaulKit
 
-/// What a process does per server: a speed limit per host, and where a fresh URL comes from when one expires.
+/// What a process does per server: how many connections and how fast per host, and where a fresh URL comes from when one expires.
 /// Shared by the commands that download (`get`, `run`, `serve`).
 struct HostOptions: ParsableArguments {
     @Option(
@@ -13,13 +13,25 @@ struct HostOptions: ParsableArguments {
     var limitRateHost: [String] = []
 
     @Option(
+        name: .customLong("host-connections"),
+        help: ArgumentHelp(
+            "At most N connections to one host, over all downloads (1-1000; with --database, over every worker).",
+            valueName: "N"))
+    var hostConnections: Int = 32
+
+    @Option(
         name: .customLong("url-command"),
         help: ArgumentHelp(
             "When a URL is refused as expired (401, 403, 410), run CMD for a fresh one (its first line of output; "
                 + "$HAUL_URL holds the URL added) and continue from the bytes on disk.", valueName: "CMD"))
     var urlCommand: String?
 
-    func validate() throws { _ = try hostLimits() }
+    func validate() throws {
+        if !(1...1000).contains(hostConnections) {
+            throw ValidationError("--host-connections must be at least 1 and at most 1000, got \(hostConnections)")
+        }
+        _ = try hostLimits()
+    }
 
     /// The `HOST=RATE` pairs as bytes per second by host.
     func hostLimits() throws -> [String: Int64] {
@@ -38,6 +50,7 @@ struct HostOptions: ParsableArguments {
 
     /// Puts the limits and the URL command in `configuration`.
     func apply(to configuration: inout DownloadManager.Configuration) throws {
+        configuration.maxConnectionsPerHost = hostConnections
         configuration.hostSpeedLimits = try hostLimits()
         configuration.urlProvider = urlCommand.map { URLCommand(command: $0).provider }
     }

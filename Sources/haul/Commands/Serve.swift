@@ -83,7 +83,6 @@ struct Serve: AsyncParsableCommand {
         var configuration = state.configuration()
         configuration.downloadDirectory = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath)
         configuration.maxConcurrentDownloads = jobs
-        configuration.maxConnectionsPerHost = 32
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
         try network.apply(to: &configuration)
         configuration.tls = trust.settings

@@ -87,8 +87,6 @@ struct TransferOptions: ParsableArguments {
     func configuration(state: StateOptions, retryMaxTime defaultRetryMaxTime: Double) -> DownloadManager.Configuration {
         var configuration = state.configuration()
         configuration.maxConcurrentDownloads = jobs
-        // Each download asks for its own -x; this only bounds what many downloads from one host add up to.
-        configuration.maxConnectionsPerHost = 32
         configuration.retry.maxAttempts = retries
         configuration.retry.maxTimeWithoutProgress = .milliseconds(Int64((retryMaxTime ?? defaultRetryMaxTime) * 1000))
         configuration.stallTimeout = .milliseconds(Int64(timeout * 1000))

@@ -36,6 +36,22 @@ struct DownloadLifecycleTests {
         #expect(machine.runningHere == 2)
     }
 
+    @Test("a download whose host is busy waits out of the run queue, frees its slot, and returns in its order")
+    func hostBusy() {
+        var machine = Self.machine(slots: 1)
+        for id: DownloadID in [1, 2, 3] { machine.add(id, priority: 0) }
+        #expect(machine.schedule() == [.start(1)])
+        #expect(machine.hostBusy(1) == [])
+        #expect(machine.phase(of: 1) == .queued)
+        #expect(machine.runQueue == [2, 3] && machine.heldBackCount == 1 && machine.runningHere == 0)
+        #expect(machine.schedule() == [.start(2)], "the slot went to the next download")
+        #expect(machine.hostBusy(2) == [])
+        #expect(machine.pause([1]) == [.record([1], .paused)], "a held-back download can still be paused")
+        machine.releaseHeldBack()
+        #expect(machine.runQueue == [2, 3] && machine.heldBackCount == 0, "1 was paused meanwhile: only 2 returns")
+        #expect(machine.hostBusy(3) == [], "only a download starting here can be held back")
+    }
+
     @Test("pause: a job here is stopped, a queued download is recorded paused, others are left alone")
     func pause() {
         var machine = Self.running(1)

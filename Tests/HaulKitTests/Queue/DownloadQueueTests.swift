@@ -52,6 +52,13 @@ struct DownloadQueueTests {
             }
             #expect(queue.ids == expected())
             #expect(queue.count == reference.count)
+            // Popped downloads come back in bulk (held back for their host), some already queued again.
+            let popped = (0..<300).compactMap { _ in queue.popFirst() }
+            let back = popped.map { (id: $0, priority: reference[$0] ?? 0) } + [(id: expected()[400], priority: 9)]
+            reference[expected()[400]] = 9
+            queue.insert(contentsOf: back)
+            #expect(queue.ids == expected())
+            #expect(queue.count == reference.count)
         }
     }
 }

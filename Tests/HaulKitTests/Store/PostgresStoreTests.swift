@@ -45,12 +45,15 @@ struct PostgresStoreTests {
         // A second worker opens the same schema without migrating it again.
         let other = try Self.store(url, owner: "b")
         #expect(try other.fetchAll().map(\.id) == [1, 2])
-        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "1")
+        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "2")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
         #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
         await server.stop()
     }
+
+    /// One connection to host `a`, of at most 8.
+    static let one = HostShare(host: "a", wanted: 1, limit: 8)
 
     @Test("one worker holds a download; its lease expires when it stops renewing; a lost lease writes nothing")
     func leases() async throws {
@@ -62,20 +65,20 @@ struct PostgresStoreTests {
         let record = try #require(try a.insert([DownloadStoreTests.queued("http://a/1")]).first)
         let id = record.downloadID
 
-        #expect(a.claim(id))
-        #expect(b.claim(id) == false, "held by a")
+        #expect(a.claim(id, share: Self.one) == .granted(connections: 1))
+        #expect(b.claim(id, share: Self.one) == .refused, "held by a")
         #expect(b.isClaimedElsewhere(id))
         #expect(!a.isClaimedElsewhere(id))
         // a keeps it past its lease's length: the heartbeat renews it.
         try await Task.sleep(for: .seconds(6))
-        #expect(b.claim(id) == false, "renewed by a's heartbeat")
+        #expect(b.claim(id, share: Self.one) == .refused, "renewed by a's heartbeat")
         #expect(try a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
 
         // a stops renewing, as a worker that died: after the lease, b takes the download over.
         let dead = a
         dead.stopRenewingLeases()
         try await Task.sleep(for: .seconds(5))
-        #expect(b.claim(id) == true, "a's lease expired")
+        #expect(b.claim(id, share: Self.one) == .granted(connections: 1), "a's lease expired")
         #expect(try dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
         #expect(try b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
         var transfer = try #require(try b.fetch(id))
@@ -84,6 +87,36 @@ struct PostgresStoreTests {
         #expect(try b.fetch(id)?.transfer.durableBytes == 10)
         b.release(id)
         #expect(!dead.isClaimedElsewhere(id))
+        await server.stop()
+    }
+
+    @Test("the workers' claims on one host never add up to more connections than its limit")
+    func hostShares() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a", lease: .seconds(4))
+        let b = try Self.store(url, owner: "b", lease: .seconds(4))
+        let ids = try a.insert((1...5).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
+        func share(_ wanted: Int, _ host: String = "mirror") -> HostShare {
+            .init(host: host, wanted: wanted, limit: 3)
+        }
+
+        #expect(a.claim(ids[0], share: share(2)) == .granted(connections: 2))
+        #expect(b.claim(ids[1], share: share(2)) == .granted(connections: 1), "one connection was left")
+        #expect(a.widenClaim(ids[0], share: share(3)) == 2, "a split gets no more than the host has left")
+        #expect(b.widenClaim(ids[0], share: share(3)) == 1, "only the holder widens a claim")
+        #expect(b.claim(ids[2], share: share(1)) == .hostBusy)
+        #expect(a.claim(ids[2], share: share(1)) == .hostBusy, "the limit is the fleet's, not a worker's")
+        #expect(b.claim(ids[3], share: share(4, "other")) == .granted(connections: 3), "another host has its own")
+        #expect(a.claim(ids[1], share: share(1)) == .refused, "held by b: refused, whatever the host")
+        a.release(ids[0])
+        #expect(b.claim(ids[2], share: share(4)) == .granted(connections: 2), "a's two connections were released")
+
+        // Connections of a worker that died come back with its leases.
+        b.stopRenewingLeases()
+        #expect(a.claim(ids[4], share: share(1)) == .hostBusy)
+        try await Task.sleep(for: .seconds(5))
+        #expect(a.claim(ids[4], share: share(5)) == .granted(connections: 3))
         await server.stop()
     }
 
