@@ -389,8 +389,10 @@ struct DownloadLifecycle: Sendable {
     mutating func shutdown() -> [Action] {
         guard !isShutDown else { return [] }
         isShutDown = true
-        return entries.keys.sorted().compactMap { id in
-            guard case .runningHere = entries[id]?.phase else { return nil }
+        let running = entries.compactMap { id, entry in
+            if case .runningHere = entry.phase { id } else { nil }
+        }
+        return running.sorted().map { id in
             set(id, .runningHere(stopping: .shutdown))
             return .stop(id, .shutdown)
         }

@@ -36,6 +36,7 @@ extension DownloadManager {
         var freshPositions: [Int] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
+        var shared: OutOfLine<DownloadOptions>?
         for (given, destination, givenOptions) in downloads {
             let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
@@ -64,8 +65,10 @@ extension DownloadManager {
                 continue
             }
             let now = Date()
+            // A batch usually shares its options: one copy for all of it.
+            if shared?.value != options { shared = OutOfLine(options) }
             var record = DownloadRecord(
-                url: url.absoluteString, requestedDestination: resolved, options: options,
+                url: url.absoluteString, requestedDestination: resolved, sharing: shared ?? OutOfLine(options),
                 state: paused ? .paused : .queued,
                 createdAt: now, updatedAt: now)
             if case .file(let file) = resolved { record.destinationPath = file.path }

@@ -13,7 +13,10 @@ struct DownloadRecord: Sendable, Equatable {
     var requestedDestination: DownloadDestination?
     /// The resolved destination file; set at `add` for an explicit file, at the first response otherwise.
     var destinationPath: String?
-    var options: DownloadOptions
+    var options: DownloadOptions {
+        get { storedOptions.value }
+        _modify { yield &storedOptions.value }
+    }
     var state: DownloadState
     var createdAt: Date
     var updatedAt: Date
@@ -26,7 +29,42 @@ struct DownloadRecord: Sendable, Equatable {
     var errorHTTPStatus: Int?
 
     /// What the running job found and wrote; the job hands it back whole when it ends.
-    var transfer = TransferRecord()
+    var transfer: TransferRecord {
+        get { storedTransfer.value }
+        _modify { yield &storedTransfer.value }
+    }
+
+    /// Out of line: most records share their options with the others added in their batch, and a download that never
+    /// ran has the empty transfer every such record shares.
+    var storedOptions: OutOfLine<DownloadOptions>
+    private var storedTransfer = OutOfLine(sharing: Self.noTransfer)
+    private static let noTransfer = OutOfLine<TransferRecord>.Box(TransferRecord())
+
+    init(
+        id: Int64? = nil, url: String, requestedDestination: DownloadDestination? = nil,
+        destinationPath: String? = nil, options: DownloadOptions, state: DownloadState, createdAt: Date,
+        updatedAt: Date
+    ) {
+        self.init(
+            id: id, url: url, requestedDestination: requestedDestination, destinationPath: destinationPath,
+            sharing: OutOfLine(options), state: state, createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    /// A record whose options are `options`, shared with the other records that hold it.
+    init(
+        id: Int64? = nil, url: String, requestedDestination: DownloadDestination? = nil,
+        destinationPath: String? = nil, sharing options: OutOfLine<DownloadOptions>, state: DownloadState,
+        createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.url = url
+        self.requestedDestination = requestedDestination
+        self.destinationPath = destinationPath
+        storedOptions = options
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 
     var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
 

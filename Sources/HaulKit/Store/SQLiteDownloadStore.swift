@@ -64,7 +64,11 @@ final class SQLiteDownloadStore: DownloadStore {
     }
 
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(
+                db, sql: DownloadColumn.select + " ORDER BY id",
+                expected: try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0)
+        }
     }
 
     /// Records changed at or after `date` (by any process).

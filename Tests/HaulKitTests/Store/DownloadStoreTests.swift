@@ -60,8 +60,8 @@ struct DownloadStoreTests {
         #expect(try store.fetch(99) == nil)
     }
 
-    @Test("dates are stored as the same text GRDB writes, without a DateFormatter")
-    func dateText() {
+    @Test("dates are stored as the same text GRDB writes and read back as GRDB reads them, without a formatter")
+    func dateText() throws {
         var generator = SystemRandomNumberGenerator()
         let samples =
             [
@@ -73,7 +73,16 @@ struct DownloadStoreTests {
             }
         for seconds in samples {
             let date = Date(timeIntervalSince1970: seconds)
-            #expect(DownloadRecordEncoder.text(date) == String.fromDatabaseValue(date.databaseValue), "\(seconds)")
+            let text = DownloadRecordEncoder.text(date)
+            #expect(text == String.fromDatabaseValue(date.databaseValue), "\(seconds)")
+            // Read back directly as GRDB reads it, to the millisecond.
+            let read = Array(text.utf8).withUnsafeBytes(DownloadRecordDecoder.storedDate)
+            let grdb = try #require(Date.fromDatabaseValue(text.databaseValue))
+            let difference = try #require(read).timeIntervalSince(grdb)
+            #expect(abs(difference) < 0.000_001, "\(text): \(difference)")
+        }
+        for text in ["2024-02-30 10:00:00.000x", "2024-13-01 10:00:00.000", "2024-01-01T10:00:00.000", "2024-01-01"] {
+            #expect(Array(text.utf8).withUnsafeBytes(DownloadRecordDecoder.storedDate) == nil, "\(text)")
         }
     }
 
