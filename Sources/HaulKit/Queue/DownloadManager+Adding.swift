@@ -37,6 +37,7 @@ extension DownloadManager {
         var files: Set<String> = []
         var existing: [DownloadID] = []
         var shared: OutOfLine<DownloadOptions>?
+        var lastResolved: (given: DownloadDestination?, resolved: DownloadDestination?)?
         for (given, destination, givenOptions) in downloads {
             let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
@@ -44,7 +45,14 @@ extension DownloadManager {
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
             }
-            let resolved = resolve(destination)
+            // A batch usually has one destination: resolved once.
+            let resolved: DownloadDestination?
+            if let lastResolved, lastResolved.given == destination {
+                resolved = lastResolved.resolved
+            } else {
+                resolved = resolve(destination)
+                if case .file = resolved {} else { lastResolved = (destination, resolved) }
+            }
             if case .file(let file) = resolved {
                 // Two downloads never write one file: not two in this batch, nor one beside an unfinished other.
                 guard files.insert(file.path).inserted else {

@@ -91,16 +91,19 @@ public actor DownloadManager {
                 maxConcurrentDownloads: configuration.maxConcurrentDownloads))
         watcher = ChangeWatcher(store: store)
 
-        let loaded = try store.fetchAll()
-        records.reserveCapacity(loaded.count)
-        var actions: [DownloadLifecycle.Action] = []
-        let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.downloadID))
-        for record in loaded {
-            let id = record.downloadID
+        // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000).
+        records.reserveCapacity(try store.count())
+        var loaded: [(id: DownloadID, state: DownloadState, priority: Int)] = []
+        loaded.reserveCapacity(records.capacity)
+        try store.forEachRecord { record in
             remember(record)
+            loaded.append((record.downloadID, record.state, record.options.priority))
+        }
+        let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
+        var actions: [DownloadLifecycle.Action] = []
+        for (id, state, priority) in loaded {
             actions += lifecycle.load(
-                id, recorded: record.state, priority: record.options.priority,
-                claimedElsewhere: claimedElsewhere.contains(id))
+                id, recorded: state, priority: priority, claimedElsewhere: claimedElsewhere.contains(id))
         }
         perform(Self.merged(actions))
         if configuration.runsDownloads { startWatching() }

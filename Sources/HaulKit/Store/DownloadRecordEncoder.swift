@@ -34,6 +34,10 @@ enum StoredValue: Sendable, Equatable {
 /// What it writes reads back equal through ``DownloadRecordDecoder`` (a test checks every column).
 struct DownloadRecordEncoder {
     private var options: [DownloadOptions: String] = [:]
+    /// The last record's options and their text: records of one batch share their options' storage.
+    private var lastOptions: (options: OutOfLine<DownloadOptions>, text: String)?
+    /// The last requested destination and its text: a batch usually has one.
+    private var lastDestination: (destination: DownloadDestination, text: String)?
     private let json = StoredJSON.encoder()
 
     /// The values of `columns` for `record`, in order, as SQLite takes them.
@@ -52,9 +56,14 @@ struct DownloadRecordEncoder {
         switch column {
         case .id: StoredValue(record.id)
         case .url: StoredValue(record.url)
-        case .requestedDestination: StoredValue(try record.requestedDestination.map(jsonText))
+        case .requestedDestination:
+            if let destination = record.requestedDestination {
+                StoredValue(try destinationText(destination))
+            } else {
+                StoredValue.null
+            }
         case .destinationPath: StoredValue(record.destinationPath)
-        case .options: StoredValue(try optionsText(record.options))
+        case .options: StoredValue(try optionsText(record.storedOptions))
         case .state: StoredValue(record.state.rawValue)
         case .createdAt: StoredValue(record.createdAt)
         case .updatedAt: StoredValue(record.updatedAt)
@@ -79,10 +88,24 @@ struct DownloadRecordEncoder {
         }
     }
 
-    private mutating func optionsText(_ value: DownloadOptions) throws -> String {
-        if let known = options[value] { return known }
-        let text = try jsonText(value)
-        options[value] = text
+    private mutating func optionsText(_ stored: OutOfLine<DownloadOptions>) throws -> String {
+        if let lastOptions, lastOptions.options.isShared(with: stored) { return lastOptions.text }
+        let value = stored.value
+        let text: String
+        if let known = options[value] {
+            text = known
+        } else {
+            text = try jsonText(value)
+            options[value] = text
+        }
+        lastOptions = (stored, text)
+        return text
+    }
+
+    private mutating func destinationText(_ destination: DownloadDestination) throws -> String {
+        if let lastDestination, lastDestination.destination == destination { return lastDestination.text }
+        let text = try jsonText(destination)
+        lastDestination = (destination, text)
         return text
     }
 

@@ -17,6 +17,9 @@ protocol DownloadStore: AnyObject, Sendable {
 
     /// Every record, oldest first. A row that cannot be read comes back as a damaged record, never as an error.
     func fetchAll() throws(DownloadError) -> [DownloadRecord]
+    /// Hands every record to `body`, oldest first, without holding them all at once (a queue of 100,000 is read at
+    /// start-up). A row that cannot be read comes as a damaged record.
+    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError)
     /// One record, or nil if there is none with that id.
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord?
     /// Records changed at or after `date` (by any writer).
@@ -96,6 +99,10 @@ enum ClaimOutcome: Equatable, Sendable {
 }
 
 extension DownloadStore {
+    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+        for record in try fetchAll() { body(record) }
+    }
+
     /// True if a live owner elsewhere holds the claim of `id`.
     func isClaimedElsewhere(_ id: DownloadID) -> Bool { claimedElsewhere([id]).contains(id) }
 

@@ -26,5 +26,8 @@ struct OutOfLine<Value: Sendable & Equatable>: Sendable, Equatable {
         }
     }
 
+    /// Whether both hold the same box (so the same value), without comparing values.
+    func isShared(with other: Self) -> Bool { box === other.box }
+
     static func == (a: Self, b: Self) -> Bool { a.box === b.box || a.box.value == b.box.value }
 }

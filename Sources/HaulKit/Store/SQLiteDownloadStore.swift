@@ -63,6 +63,14 @@ final class SQLiteDownloadStore: DownloadStore {
         }
     }
 
+    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+        try read { db in
+            var decoder = DownloadRecordDecoder()
+            let rows = try Row.fetchCursor(db, sql: DownloadColumn.select + " ORDER BY id")
+            while let row = try rows.next() { body(decoder.decodeOrMarkDamaged(row)) }
+        }
+    }
+
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
         try read { db in
             try DownloadRecordDecoder.fetchAll(

@@ -59,7 +59,11 @@ struct InputFile {
     /// Parses the text of a list named `name` (for messages).
     static func parse(_ text: String, name: String) throws -> [Entry] {
         var entries: [Entry] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split as bytes: a list of 100,000 URLs is read twice (to validate, then to add), and splitting by
+        // characters was a fifth of `haul add`.
+        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (index, bytes) in lines.enumerated() {
+            let line = Substring(bytes)
             let number = index + 1
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
@@ -71,7 +75,9 @@ struct InputFile {
                 try set(trimmed, on: &entries[entries.count - 1], at: "\(name) line \(number)")
                 continue
             }
-            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let words =
+                trimmed.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+                ? trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) : [trimmed]
             var entry = Entry(url: words[0], line: number)
             for word in words.dropFirst() {
                 if isOption(word) {
