@@ -11,7 +11,8 @@ struct ChangeWatcher: Sendable {
         var remaining: Set<DownloadID>?
     }
 
-    private var lastToken: Int?
+    /// The store's change token at the last look that found changes (or at the start).
+    private(set) var lastToken: Int?
     private var lastLook: Date
 
     init(store: any DownloadStore) {

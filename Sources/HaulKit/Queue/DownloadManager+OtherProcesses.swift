@@ -24,6 +24,8 @@ extension DownloadManager {
             await performAndWait(lifecycle.claimLost(id))
         }
         if let changes = watcher.look(at: store, known: records.count) {
+            // Until every change is taken in (the loop below waits), claims read the state again.
+            viewToken = nil
             for stored in changes.updated {
                 guard !lifecycle.isShutDown else { return }
                 await performAndWait(adopt(stored))
@@ -34,6 +36,7 @@ extension DownloadManager {
                     removalFailures[id] = nil
                 }
             }
+            viewToken = watcher.lastToken
         }
         let watched = lifecycle.watchedElsewhere
         let stillClaimed = store.claimedElsewhere(watched)

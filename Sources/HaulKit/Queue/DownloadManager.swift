@@ -32,6 +32,9 @@ public actor DownloadManager {
     var hostKeys: [DownloadID: String] = [:]
     /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
+    /// The store's change token as of which ``records`` holds every other writer's changes (nil while it does not):
+    /// a claim made while it is still the token need not read the download's state again.
+    var viewToken: Int?
     let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
@@ -105,6 +108,8 @@ public actor DownloadManager {
             actions += lifecycle.load(
                 id, recorded: state, priority: priority, claimedElsewhere: claimedElsewhere.contains(id))
         }
+        // The watcher read its token before the records were loaded: they hold everything up to it.
+        viewToken = watcher.lastToken
         perform(Self.merged(actions))
         if configuration.runsDownloads { startWatching() }
         schedule()
@@ -225,7 +230,9 @@ public actor DownloadManager {
         let outcome =
             busyHosts.contains(host)
             ? .hostBusy
-            : store.claim(id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost))
+            : store.claim(
+                id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
+                viewToken: viewToken)
         switch outcome {
         case .granted:
             break

@@ -62,7 +62,10 @@ protocol DownloadStore: AnyObject, Sendable {
     /// no longer records it `queued` or `running` (another owner finished, paused or removed it meanwhile). A store
     /// shared by several workers also holds `share`'s per-host limit across all of them: it grants at most the
     /// connections the host has left, and answers ``ClaimOutcome/hostBusy`` when it has none.
-    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome
+    ///
+    /// `viewToken` is the ``changeToken()`` as of which the caller's view of the download is complete: while it is
+    /// still the token, no other writer changed anything since, and the store need not read the state again.
+    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome
     /// Asks for more of the host's connections for a download this owner holds (to split it): returns how many it
     /// may open now, at least 1 and at most `share.wanted`. The share is kept until the claim is released.
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int
@@ -99,6 +102,9 @@ enum ClaimOutcome: Equatable, Sendable {
 }
 
 extension DownloadStore {
+    /// ``claim(_:share:viewToken:)`` with no view to trust: the state is read again.
+    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome { claim(id, share: share, viewToken: nil) }
+
     func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
         for record in try fetchAll() { body(record) }
     }

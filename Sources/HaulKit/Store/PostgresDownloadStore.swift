@@ -459,7 +459,8 @@ final class PostgresDownloadStore: DownloadStore {
     /// Takes the lease, and a share of the host's connections: the lease records how many this worker may open
     /// (`leaseConnections`), and the live leases on one host never add up to more than `share.limit`. Claims on one
     /// host are serialized by an advisory lock, so two workers never both take the last connection.
-    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome {
+    /// The state is checked in the claim's own statement: `viewToken` saves nothing here.
+    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
         let states = "'\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)'"
         let outcome = try? transaction { send throws(DownloadError) -> ClaimOutcome in
             // The row first (locked, so no other worker claims it meanwhile), then the host's lock.

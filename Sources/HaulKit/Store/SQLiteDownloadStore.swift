@@ -221,8 +221,11 @@ final class SQLiteDownloadStore: DownloadStore {
     // MARK: - Claims
 
     /// The lock is the claim; the host's limit is this process's own (its HTTP connection pool holds it).
-    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome {
+    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
         guard locks.tryLock(id) else { return .refused }
+        let granted = ClaimOutcome.granted(connections: max(1, min(share.wanted, share.limit)))
+        // Nobody else committed since the caller's view was complete: its `queued` is the store's.
+        if let viewToken, (try? changeToken()) == viewToken { return granted }
         // Under the lock, no other process can start it; one may have finished it just before.
         let state = try? read { db in
             try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
@@ -231,7 +234,7 @@ final class SQLiteDownloadStore: DownloadStore {
             locks.unlock(id)
             return .refused
         }
-        return .granted(connections: max(1, min(share.wanted, share.limit)))
+        return granted
     }
 
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int { max(1, min(share.wanted, share.limit)) }

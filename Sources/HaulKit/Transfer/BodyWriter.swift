@@ -25,6 +25,8 @@ struct BodyWriter: Sendable {
     let settings: EngineSettings
     /// Times the lowest-speed window (the settings' clock).
     let stopwatch: Stopwatch
+    /// Started once the download has run a progress interval (see ``MonitorLauncher``).
+    let monitor: MonitorLauncher
 
     /// Most bytes written by one call, so a segment's plan is updated at least this often.
     static let largestWrite = 64 * 1024
@@ -49,6 +51,7 @@ struct BodyWriter: Sendable {
         for try await chunk in body {
             var chunk = chunk
             received += Int64(chunk.readableBytes)
+            monitor.startIfDue(elapsed: stopwatch.elapsed)
             if watch?.record(chunk.readableBytes, at: stopwatch.elapsed) == true, let watch {
                 throw DownloadError.tooSlow(bytesPerSecond: watch.minimum, window: watch.window)
             }

@@ -59,8 +59,9 @@ extension DownloadJob {
         else {
             throw DownloadError.internalError("download \(id) lost its plan")
         }
-        // Each connection counts itself while it transfers.
+        // Each connection counts itself while it transfers; the monitor follows the plan.
         state.update { $0.activeConnections = 0 }
+        monitorLauncher.start()
         let transfer = SegmentedTransfer(
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,

@@ -46,6 +46,8 @@ struct DownloadJob {
     /// The failure policy of this run, shared with every connection and the monitor.
     let retrier: Retrier
     let stopwatch: Stopwatch
+    /// Starts the progress and checkpoint monitor once the job runs long enough to need it.
+    let monitorLauncher: MonitorLauncher
     /// Where requests go: the added URL, or a fresh one after it expired.
     let target: RequestTarget
     /// The other URLs of the file, and which of them still serve it in this run.
@@ -67,6 +69,9 @@ struct DownloadJob {
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             startingWith: 0)
         stopwatch = Stopwatch(environment.settings.clock)
+        monitorLauncher = MonitorLauncher(
+            JobMonitor(id: record.downloadID, state: state, environment: environment, retrier: retrier),
+            after: environment.settings.progressInterval)
     }
 
     var id: DownloadID { record.downloadID }
@@ -80,8 +85,7 @@ struct DownloadJob {
     // MARK: - Run
 
     mutating func run() async -> Outcome {
-        let monitor = JobMonitor(id: id, state: state, environment: environment, retrier: retrier)
-        let monitorTask = Task { await monitor.run() }
+        let monitor = monitorLauncher
         let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
             let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
             return Task { try await follower.digest() }
@@ -91,8 +95,7 @@ struct DownloadJob {
 
         follower?.cancel()
         _ = await follower?.result
-        monitorTask.cancel()
-        await monitorTask.value
+        await monitor.stop()
         if case .completed = outcome {
         } else {
             // Checkpoint what is there, so a resume starts from all of it (never after a failed sync: then only
@@ -108,6 +111,8 @@ struct DownloadJob {
         }
         var final = outcome.record
         if case .completed = outcome {
+            // The last word on its size, even when the monitor never ticked (a small file).
+            environment.events.yield(id, .progress(state.progress))
         } else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
@@ -149,6 +154,7 @@ struct DownloadJob {
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
                 }
             case .wait(let setback):
+                monitorLauncher.start()
                 do {
                     try await retrier.wait(
                         after: setback, bytes: state.current.received, requestedWith: requestedGeneration)
@@ -384,7 +390,7 @@ struct DownloadJob {
         BodyWriter(
             file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
             hostLimiter: environment.hostLimiter, settings: settings,
-            stopwatch: stopwatch)
+            stopwatch: stopwatch, monitor: monitorLauncher)
     }
 
     /// Streams `body` into the part file from `offset`, first comparing `overlap` bytes with what is on disk.

@@ -14,7 +14,8 @@ struct JobMonitor: Sendable {
     let environment: JobEnvironment
     let retrier: Retrier
 
-    func run() async {
+    /// Ticks every progress interval until cancelled; with `tickingFirst`, the first tick comes at once.
+    func run(tickingFirst: Bool = false) async {
         let settings = environment.settings
         let clock = settings.tickClock
         let stopwatch = Stopwatch(clock)
@@ -22,8 +23,13 @@ struct JobMonitor: Sendable {
         var lastCheckpoint = Duration.zero
         var lastProgress: DownloadProgress?
         var committed: (generation: Int64, bytes: Int64)?
+        var first = tickingFirst
         while !Task.isCancelled {
-            try? await clock.sleep(for: settings.progressInterval)
+            if first {
+                first = false
+            } else {
+                try? await clock.sleep(for: settings.progressInterval)
+            }
             let now = stopwatch.elapsed
             gauge.record(bytes: state.current.transferred, at: now.inSeconds)
             let contiguous = state.current.board?.plan.contiguousBytes

@@ -86,6 +86,32 @@ struct DownloadStoreTests {
         }
     }
 
+    @Test("a claim trusts the caller's view only while no other connection committed since its token")
+    func claimWithView() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("haul.sqlite").path
+        let mine = try SQLiteDownloadStore(path: path)
+        let other = try SQLiteDownloadStore(path: path)
+        let share = HostShare(host: "a", wanted: 1, limit: 8)
+        let added = try mine.insert([Self.queued("http://a/1"), Self.queued("http://a/2")])
+        let view = try mine.changeToken()
+        var own = added[0]
+        own.updatedAt = Self.date.addingTimeInterval(5)
+        try mine.saveLifecycle([own])
+        #expect(try mine.changeToken() == view, "this connection's own commits keep its view current")
+
+        // Another process finished download 2 after the view was taken: the claim reads, and refuses.
+        var finished = added[1]
+        finished.state = .completed
+        try other.saveLifecycle([finished])
+        #expect(try mine.changeToken() != view)
+        #expect(mine.claim(added[1].downloadID, share: share, viewToken: view) == .refused)
+        #expect(mine.claim(added[0].downloadID, share: share, viewToken: view) == .granted(connections: 1))
+        mine.release(added[0].downloadID)
+        #expect(other.claim(added[0].downloadID, share: share) == .granted(connections: 1), "released")
+        #expect(mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
+    }
+
     @Test("batch writes: states of many records in one call, deletes beyond SQLite's parameter limit")
     func batches() throws {
         let directory = TemporaryDirectory()
