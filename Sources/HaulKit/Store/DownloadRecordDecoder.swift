@@ -162,8 +162,10 @@ struct DownloadRecordDecoder {
         var decoder = DownloadRecordDecoder()
         var records: [DownloadRecord] = []
         records.reserveCapacity(expected)
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        while let row = try rows.next() { records.append(decoder.decodeOrMarkDamaged(row)) }
+        let statement = try db.makeStatement(sql: sql)
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        let current = SQLiteStatementRow(statement)
+        while try rows.next() != nil { records.append(decoder.decodeOrMarkDamaged(current)) }
         return records
     }
 }

@@ -66,8 +66,10 @@ final class SQLiteDownloadStore: DownloadStore {
     func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
         try read { db in
             var decoder = DownloadRecordDecoder()
-            let rows = try Row.fetchCursor(db, sql: DownloadColumn.select + " ORDER BY id")
-            while let row = try rows.next() { body(decoder.decodeOrMarkDamaged(row)) }
+            let statement = try db.makeStatement(sql: DownloadColumn.select + " ORDER BY id")
+            let rows = try Row.fetchCursor(statement)
+            let current = SQLiteStatementRow(statement)
+            while try rows.next() != nil { body(decoder.decodeOrMarkDamaged(current)) }
         }
     }
 
