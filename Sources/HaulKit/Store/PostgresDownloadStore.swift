@@ -231,6 +231,42 @@ final class PostgresDownloadStore: DownloadStore {
             CREATE INDEX \(table)_on_leaseHost ON \(table) (leaseHost) WHERE leaseHost IS NOT NULL;
             """
         ),
+        (
+            "v3: a claim in one round trip",
+            """
+            CREATE FUNCTION \(table)_take_share(
+                d_id BIGINT, d_owner TEXT, d_host TEXT, wanted BIGINT, lim BIGINT, lease_ms BIGINT, taking BOOLEAN
+            ) RETURNS BIGINT AS $$
+            DECLARE
+                used BIGINT;
+                granted BIGINT;
+            BEGIN
+                IF taking THEN
+                    PERFORM 1 FROM \(table)
+                    WHERE id = d_id AND state IN ('\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)')
+                        AND (leaseOwner IS NULL OR leaseOwner = d_owner OR leaseExpires < now())
+                    FOR UPDATE SKIP LOCKED;
+                    IF NOT FOUND THEN RETURN -1; END IF;
+                END IF;
+                PERFORM pg_advisory_xact_lock(hashtext('haul-host ' || d_host));
+                SELECT COALESCE(SUM(leaseConnections), 0) INTO used FROM \(table)
+                WHERE leaseHost = d_host AND leaseOwner IS NOT NULL AND leaseExpires >= now() AND id <> d_id;
+                IF used >= lim THEN RETURN 0; END IF;
+                UPDATE \(table) AS d
+                SET leaseOwner = d_owner, leaseExpires = now() + lease_ms * interval '1 millisecond',
+                    leaseHost = d_host,
+                    leaseConnections = GREATEST(
+                        CASE WHEN d.leaseOwner = d_owner THEN COALESCE(d.leaseConnections, 0) ELSE 0 END,
+                        LEAST(wanted, lim - used))
+                WHERE d.id = d_id
+                    AND (d.leaseOwner = d_owner OR (taking AND (d.leaseOwner IS NULL OR d.leaseExpires < now())))
+                RETURNING d.leaseConnections INTO granted;
+                IF NOT FOUND THEN RETURN -1; END IF;
+                RETURN granted;
+            END;
+            $$ LANGUAGE plpgsql VOLATILE;
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
@@ -457,63 +493,38 @@ final class PostgresDownloadStore: DownloadStore {
     private var interval: String { "interval '\(Int(leaseTimeout.inSeconds * 1000)) milliseconds'" }
 
     /// Takes the lease, and a share of the host's connections: the lease records how many this worker may open
-    /// (`leaseConnections`), and the live leases on one host never add up to more than `share.limit`. Claims on one
-    /// host are serialized by an advisory lock, so two workers never both take the last connection.
-    /// The state is checked in the claim's own statement: `viewToken` saves nothing here.
+    /// (`leaseConnections`), and the live leases on one host never add up to more than `share.limit`. One round trip:
+    /// the function `haul_download_take_share` (migration v3) locks the row, then the host (an advisory lock, so two
+    /// workers never both take the last connection), then counts the host's connections in a statement of its own
+    /// (a fresh snapshot, so it sees every claim committed before the lock was taken).
     func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        let states = "'\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)'"
-        let outcome = try? transaction { send throws(DownloadError) -> ClaimOutcome in
-            // The row first (locked, so no other worker claims it meanwhile), then the host's lock.
-            let free = try send(
-                """
-                SELECT pg_advisory_xact_lock(hashtext($3)) FROM \(Self.table)
-                WHERE id = $1 AND state IN (\(states))
-                    AND (leaseOwner IS NULL OR leaseOwner = $2 OR leaseExpires < now())
-                FOR UPDATE SKIP LOCKED
-                """, [.integer(id.rawValue), .text(owner), .text("haul-host " + share.host)])
-            guard free.metadata.rows ?? 0 > 0 else { return .refused }
-            return try takeShare(id, share, taking: true, send: send).map { .granted(connections: $0) } ?? .hostBusy
+        // The database unreachable: refused, and the next tick tries again.
+        guard let result = takeShare(id, share, taking: true) else { return .refused }
+        switch result {
+        case ..<0: return .refused
+        case 0: return .hostBusy
+        default:
+            held.withLock { _ = $0.insert(id) }
+            return .granted(connections: result)
         }
-        guard let outcome else { return .refused }  // The database is unreachable: the next tick tries again.
-        if case .granted = outcome { held.withLock { _ = $0.insert(id) } }
-        return outcome
     }
 
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
-        let granted = try? transaction { send throws(DownloadError) -> Int? in
-            _ = try send("SELECT pg_advisory_xact_lock(hashtext($1))", [.text("haul-host " + share.host)])
-            return try takeShare(id, share, taking: false, send: send)
-        }
-        return max(1, (granted ?? nil) ?? 1)
+        max(1, takeShare(id, share, taking: false) ?? 1)
     }
 
     /// Sets the lease of `id` to this worker with as many of `share.wanted` connections as the host has left (never
-    /// fewer than its lease has); nil if the host has none left, or if the lease is another's (free leases are
-    /// taken only when `taking`). Run under the host's advisory lock, in a statement of its
-    /// own after it, so it sees every claim committed before the lock was taken.
-    private func takeShare(
-        _ id: DownloadID, _ share: HostShare, taking: Bool,
-        send: (String, [StoredValue]) throws(DownloadError) -> PostgresQueryResult
-    ) throws(DownloadError) -> Int? {
-        try send(
-            """
-            UPDATE \(Self.table) AS d
-            SET leaseOwner = $2, leaseExpires = now() + \(interval), leaseHost = $3,
-                leaseConnections = GREATEST(
-                    CASE WHEN d.leaseOwner = $2 THEN COALESCE(d.leaseConnections, 0) ELSE 0 END, LEAST($4, $5 - used.n))
-            FROM (
-                SELECT COALESCE(SUM(leaseConnections), 0)::BIGINT AS n FROM \(Self.table)
-                WHERE leaseHost = $3 AND leaseOwner IS NOT NULL AND leaseExpires >= now() AND id <> $1
-            ) AS used
-            WHERE d.id = $1 AND used.n < $5
-                AND (d.leaseOwner = $2 OR ($6 AND (d.leaseOwner IS NULL OR d.leaseExpires < now())))
-            RETURNING d.leaseConnections
-            """,
+    /// fewer than its lease has). Returns that count; 0 if the host has none left; -1 if the download is not free
+    /// (or, unless `taking`, not this worker's); nil if the database cannot be reached.
+    private func takeShare(_ id: DownloadID, _ share: HostShare, taking: Bool) -> Int? {
+        let rows = try? run(
+            "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, $7)",
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
-                .integer(Int64(share.limit)), .boolean(taking),
+                .integer(Int64(share.limit)), .integer(Int64(leaseTimeout.inSeconds * 1000)), .boolean(taking),
             ]
-        ).rows.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
+        ).rows
+        return rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
     }
 
     func release(_ id: DownloadID) {
