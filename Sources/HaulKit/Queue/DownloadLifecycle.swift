@@ -101,7 +101,7 @@ struct DownloadLifecycle: Sendable {
     private(set) var entries: [DownloadID: Entry] = [:]
     private var queue = DownloadQueue()
     /// Queued downloads kept out of the run queue until ``releaseHeldBack()``: their host had no connection left.
-    private var heldBack: Set<DownloadID> = []
+    private var heldBack = DownloadQueue()
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
     private(set) var isShutDown = false
@@ -215,11 +215,17 @@ struct DownloadLifecycle: Sendable {
         return (idle.isEmpty ? [] : [.forget(idle, deletingFiles: deletingFiles)]) + stops
     }
 
-    /// Starts queued downloads while slots are free: higher priority first, then first added.
-    mutating func schedule() -> [Action] {
+    /// Starts queued downloads while slots are free: higher priority first, then first added. Those for which
+    /// `holdingBack` is true (their host is busy) are held back instead, until ``releaseHeldBack(count:)``.
+    mutating func schedule(holdingBack: ((DownloadID) -> Bool)? = nil) -> [Action] {
         guard !isShutDown, rules.runsDownloads else { return [] }
         var starts: [Action] = []
         while runningHere < rules.maxConcurrentDownloads, let id = queue.popFirst() {
+            if let holdingBack, holdingBack(id) {
+                // Its host has no connection left: it waits out of the run queue, and the slot goes to the next.
+                heldBack.insert(id, priority: entries[id]?.priority ?? 0)
+                continue
+            }
             set(id, .runningHere(stopping: nil))
             starts.append(.start(id))
         }
@@ -242,18 +248,18 @@ struct DownloadLifecycle: Sendable {
     /// the run queue until ``releaseHeldBack()``, so the next queued download (maybe of another host) starts.
     mutating func hostBusy(_ id: DownloadID) -> [Action] {
         guard case .runningHere(stopping: nil) = entries[id]?.phase else { return [] }
-        heldBack.insert(id)
+        heldBack.insert(id, priority: entries[id]?.priority ?? 0)
         set(id, .queued)
         return []
     }
 
-    /// Puts the downloads held back for their host into the run queue again, in their order.
-    mutating func releaseHeldBack() {
-        guard !heldBack.isEmpty else { return }
-        let released = heldBack.compactMap { id in
-            entries[id].flatMap { $0.phase == .queued && wouldRun(id) ? (id, $0.priority) : nil }
+    /// Puts the first `count` downloads held back for their host (all of them by default) into the run queue again,
+    /// in their order.
+    mutating func releaseHeldBack(count: Int = .max) {
+        var released: [(id: DownloadID, priority: Int)] = []
+        while released.count < count, let id = heldBack.popFirst() {
+            if let entry = entries[id], entry.phase == .queued, wouldRun(id) { released.append((id, entry.priority)) }
         }
-        heldBack = []
         queue.insert(contentsOf: released)
     }
 

@@ -204,7 +204,15 @@ public actor DownloadManager {
     /// frees its slot, so this goes on until every slot runs a job or nothing startable is queued.
     func schedule() {
         while true {
-            let starts = lifecycle.schedule()
+            // Downloads of a host known busy wait without asking the store (one refusal a tick per host).
+            let busy = busyHosts
+            let starts = lifecycle.schedule(
+                holdingBack: busy.isEmpty
+                    ? nil
+                    : { [records, hostKeys] id in
+                        guard let host = hostKeys[id] ?? records[id].map({ Self.host(of: $0) }) else { return false }
+                        return busy.contains(host)
+                    })
             guard !starts.isEmpty else { return }
             let heldBack = lifecycle.heldBackCount
             perform(starts)
@@ -215,10 +223,12 @@ public actor DownloadManager {
     /// The lowercased host of a download's URL ("" if it has none), cached: the scheduler asks often.
     func hostKey(of record: DownloadRecord) -> String {
         if let known = hostKeys[record.downloadID] { return known }
-        let host = URL(string: record.url)?.host?.lowercased() ?? ""
+        let host = Self.host(of: record)
         hostKeys[record.downloadID] = host
         return host
     }
+
+    static func host(of record: DownloadRecord) -> String { URL(string: record.url)?.host?.lowercased() ?? "" }
 
     private func start(_ id: DownloadID) {
         guard var record = records[id], !record.isDamaged else {
@@ -311,7 +321,7 @@ public actor DownloadManager {
         store.release(id)
         // Its connections are free again: downloads of its host held back here may take them at once.
         if busyHosts.remove(host) != nil {
-            lifecycle.releaseHeldBack()
+            lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
         }
         schedule()
     }

@@ -50,6 +50,13 @@ struct DownloadLifecycleTests {
         machine.releaseHeldBack()
         #expect(machine.runQueue == [2, 3] && machine.heldBackCount == 0, "1 was paused meanwhile: only 2 returns")
         #expect(machine.hostBusy(3) == [], "only a download starting here can be held back")
+        // A host known busy: its downloads are held back by the scheduler itself, the slot goes to the next.
+        machine.add(4, priority: 0)
+        #expect(machine.schedule(holdingBack: { $0 == 2 || $0 == 3 }) == [.start(4)])
+        #expect(machine.heldBackCount == 2 && machine.runQueue.isEmpty)
+        _ = machine.jobEnded(4, .completed(recorded: true))
+        machine.releaseHeldBack(count: 1)
+        #expect(machine.runQueue == [2] && machine.heldBackCount == 1, "released one at a time, in order")
     }
 
     @Test("pause: a job here is stopped, a queued download is recorded paused, others are left alone")
