@@ -29,6 +29,21 @@ extension EndToEnd {
             return result
         }
 
+        /// How long after `start` the origin stopped sending `path` (no new body byte in 300 ms); nil if it still sends
+        /// after 10 s.
+        static func stopsSending(
+            _ origin: TestOrigin, _ path: String, since start: ContinuousClock.Instant
+        ) async throws -> Duration? {
+            var last = origin.bodyBytesSent(to: path)
+            while start.duration(to: .now) < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(300))
+                let now = origin.bodyBytesSent(to: path)
+                if now == last { return start.duration(to: .now) }
+                last = now
+            }
+            return nil
+        }
+
         @Test("three workers drain one queue; one is SIGKILLed; every file ends completed once, byte-exact")
         func threeWorkersOneKilled() async throws {
             let postgres = try await PostgresServer.start()
@@ -113,17 +128,9 @@ extension EndToEnd {
             #expect(table.output.contains("WORKER") && table.output.contains("solo"), "\(table.output)")
             let pause = try await ChildProcess.run("haul", ["pause", "1"] + db)
             #expect(pause.status == 0, "\(pause.error)")
-            let paused = ContinuousClock.now
             // The worker sees it by notification and stops: the origin stops sending.
-            var last = origin.bodyBytesSent(to: "/slow.bin")
-            var stoppedAfter: Duration?
-            while stoppedAfter == nil, paused.duration(to: .now) < .seconds(10) {
-                try await Task.sleep(for: .milliseconds(300))
-                let now = origin.bodyBytesSent(to: "/slow.bin")
-                if now == last { stoppedAfter = paused.duration(to: .now) }
-                last = now
-            }
-            let stopped = try #require(stoppedAfter, "the download never stopped")
+            let stopped = try #require(
+                try await Self.stopsSending(origin, "/slow.bin", since: .now), "the download never stopped")
             #expect(stopped < .milliseconds(1600), "stopped \(stopped) after the pause")
             #expect(try await Self.listed(database)[1]?.state == "paused")
             #expect(try await worker.wait(timeout: .seconds(30)) == 0, "the queue has nothing left to run")
@@ -197,16 +204,8 @@ extension EndToEnd {
             #expect(completed >= 1024 * 1024, "the daemon saw \(completed) bytes of the worker's download")
 
             _ = try await rpc.call("aria2.pause", [gid])
-            let paused = ContinuousClock.now
-            var last = origin.bodyBytesSent(to: "/slow.bin")
-            var stoppedAfter: Duration?
-            while stoppedAfter == nil, paused.duration(to: .now) < .seconds(10) {
-                try await Task.sleep(for: .milliseconds(300))
-                let now = origin.bodyBytesSent(to: "/slow.bin")
-                if now == last { stoppedAfter = paused.duration(to: .now) }
-                last = now
-            }
-            let stopped = try #require(stoppedAfter, "the worker never stopped")
+            let stopped = try #require(
+                try await Self.stopsSending(origin, "/slow.bin", since: .now), "the worker never stopped")
             #expect(stopped < .milliseconds(1600), "stopped \(stopped) after the pause")
             let status = try await rpc.call("aria2.tellStatus", [gid, ["status"]]) as? [String: Any]
             #expect(status?["status"] as? String == "paused")
