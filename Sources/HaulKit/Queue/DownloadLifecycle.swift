@@ -100,7 +100,7 @@ struct DownloadLifecycle: Sendable {
     private(set) var rules: Rules
     private(set) var entries: [DownloadID: Entry] = [:]
     private var queue = DownloadQueue()
-    /// Queued downloads kept out of the run queue until ``releaseHeldBack()``: their host had no connection left.
+    /// Queued downloads kept out of the run queue until ``releaseHeldBack(count:)``: their host had no connection left.
     private var heldBack = DownloadQueue()
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
@@ -245,7 +245,7 @@ struct DownloadLifecycle: Sendable {
     }
 
     /// The download's host has no connection left (other workers hold them all): it goes back to `queued`, out of
-    /// the run queue until ``releaseHeldBack()``, so the next queued download (maybe of another host) starts.
+    /// the run queue until ``releaseHeldBack(count:)``, so the next queued download (maybe of another host) starts.
     mutating func hostBusy(_ id: DownloadID) -> [Action] {
         guard case .runningHere(stopping: nil) = entries[id]?.phase else { return [] }
         heldBack.insert(id, priority: entries[id]?.priority ?? 0)

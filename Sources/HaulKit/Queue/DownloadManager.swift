@@ -231,10 +231,7 @@ public actor DownloadManager {
     static func host(of record: DownloadRecord) -> String { URL(string: record.url)?.host?.lowercased() ?? "" }
 
     private func start(_ id: DownloadID) {
-        guard var record = records[id], !record.isDamaged else {
-            perform(lifecycle.claimFailed(id, recorded: (try? store.fetch(id))?.state))
-            return
-        }
+        guard var record = records[id], !record.isDamaged else { return claimRefused(id) }
         let host = hostKey(of: record)
         // One refusal a tick per host: the others of a busy host wait without asking the store.
         let outcome =
@@ -251,11 +248,7 @@ public actor DownloadManager {
             perform(lifecycle.hostBusy(id))
             return
         case .refused:
-            // Another process runs it: show what it records, and take over if it dies.
-            let stored = try? store.fetch(id)
-            if let stored { replace(with: stored) }
-            perform(lifecycle.claimFailed(id, recorded: stored?.state))
-            return
+            return claimRefused(id)
         }
         let now = Date()
         record.state = .running
@@ -269,7 +262,7 @@ public actor DownloadManager {
         let environment = JobEnvironment(
             session: session, store: store, events: hub, settings: configuration.engineSettings,
             globalLimiter: globalLimiter,
-            hostLimiter: URL(string: record.url)?.host.map(hostLimiter),
+            hostLimiter: host.isEmpty ? nil : hostLimiter(host),
             widenClaim: { [store, limit = configuration.maxConnectionsPerHost] wanted in
                 store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
             },
@@ -285,6 +278,14 @@ public actor DownloadManager {
         }
         jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
         hub.yield(id, .status(.running))
+    }
+
+    /// Another process runs the download (or it cannot run): show what the store records, and take over if its owner
+    /// dies.
+    private func claimRefused(_ id: DownloadID) {
+        let stored = try? store.fetch(id)
+        if let stored { replace(with: stored) }
+        perform(lifecycle.claimFailed(id, recorded: stored?.state))
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {

@@ -51,8 +51,9 @@ struct BodyWriter: Sendable {
         for try await chunk in body {
             var chunk = chunk
             received += Int64(chunk.readableBytes)
-            monitor.startIfDue(elapsed: stopwatch.elapsed)
-            if watch?.record(chunk.readableBytes, at: stopwatch.elapsed) == true, let watch {
+            let now = stopwatch.elapsed
+            monitor.startIfDue(elapsed: now)
+            if watch?.record(chunk.readableBytes, at: now) == true, let watch {
                 throw DownloadError.tooSlow(bytesPerSecond: watch.minimum, window: watch.window)
             }
             if check.remaining > 0 {
