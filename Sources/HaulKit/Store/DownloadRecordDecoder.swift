@@ -10,19 +10,6 @@ protocol StoredRow {
     func date(at index: Int) throws -> Date?
 }
 
-extension Row: StoredRow {
-    func integer(at index: Int) throws -> Int64? { try decode(atIndex: index) }
-    func text(at index: Int) throws -> String? { try decode(atIndex: index) }
-    func boolean(at index: Int) throws -> Bool? { try decode(atIndex: index) }
-    /// The text Haul writes (``DownloadRecordEncoder/text(_:)``) is read directly; anything else through GRDB.
-    func date(at index: Int) throws -> Date? {
-        let fast = try withUnsafeData(atIndex: index) { data in
-            data.flatMap { $0.withUnsafeBytes(DownloadRecordDecoder.storedDate) }
-        }
-        return try fast ?? decode(atIndex: index)
-    }
-}
-
 /// Reads ``DownloadRecord``s from rows of ``DownloadColumn/select`` quickly enough for a queue of 100,000: columns
 /// by position (the order of ``DownloadColumn/allCases``), and each JSON column (options, destination) decoded once
 /// per distinct text, since a batch added together shares them. Any backend's rows (``StoredRow``).
@@ -154,18 +141,22 @@ struct DownloadRecordDecoder {
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    /// The records `sql` (a ``DownloadColumn/select`` with its clauses) finds.
-    /// `expected`: how many there are likely to be (the array is made that big at once).
-    static func fetchAll(
-        _ db: Database, sql: String, arguments: StatementArguments = [], expected: Int = 0
-    ) throws -> [DownloadRecord] {
+    /// Hands each record `sql` (a ``DownloadColumn/select`` with its clauses) finds to `body`, read from SQLite's
+    /// stepping statement (``SQLiteStatementRow``).
+    static func forEach(
+        _ db: Database, sql: String, arguments: StatementArguments = [], _ body: (DownloadRecord) -> Void
+    ) throws {
         var decoder = DownloadRecordDecoder()
-        var records: [DownloadRecord] = []
-        records.reserveCapacity(expected)
         let statement = try db.makeStatement(sql: sql)
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         let current = SQLiteStatementRow(statement)
-        while try rows.next() != nil { records.append(decoder.decodeOrMarkDamaged(current)) }
+        while try rows.next() != nil { body(decoder.decodeOrMarkDamaged(current)) }
+    }
+
+    /// The records `sql` (a ``DownloadColumn/select`` with its clauses) finds.
+    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [DownloadRecord] {
+        var records: [DownloadRecord] = []
+        try forEach(db, sql: sql, arguments: arguments) { records.append($0) }
         return records
     }
 }

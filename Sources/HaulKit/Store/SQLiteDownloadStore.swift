@@ -64,21 +64,11 @@ final class SQLiteDownloadStore: DownloadStore {
     }
 
     func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
-        try read { db in
-            var decoder = DownloadRecordDecoder()
-            let statement = try db.makeStatement(sql: DownloadColumn.select + " ORDER BY id")
-            let rows = try Row.fetchCursor(statement)
-            let current = SQLiteStatementRow(statement)
-            while try rows.next() != nil { body(decoder.decodeOrMarkDamaged(current)) }
-        }
+        try read { db in try DownloadRecordDecoder.forEach(db, sql: DownloadColumn.select + " ORDER BY id", body) }
     }
 
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try read { db in
-            try DownloadRecordDecoder.fetchAll(
-                db, sql: DownloadColumn.select + " ORDER BY id",
-                expected: try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0)
-        }
+        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
     }
 
     /// Records changed at or after `date` (by any process).

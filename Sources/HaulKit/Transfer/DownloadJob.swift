@@ -85,7 +85,6 @@ struct DownloadJob {
     // MARK: - Run
 
     mutating func run() async -> Outcome {
-        let monitor = monitorLauncher
         let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
             let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
             return Task { try await follower.digest() }
@@ -95,12 +94,12 @@ struct DownloadJob {
 
         follower?.cancel()
         _ = await follower?.result
-        await monitor.stop()
+        await monitorLauncher.stop()
         if case .completed = outcome {
         } else {
             // Checkpoint what is there, so a resume starts from all of it (never after a failed sync: then only
             // what the last good checkpoint recorded is trusted).
-            await monitor.checkpoint()
+            await monitorLauncher.checkpoint()
             state.current.file?.close()
         }
         board?.close()

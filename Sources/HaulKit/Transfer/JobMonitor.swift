@@ -14,8 +14,9 @@ struct JobMonitor: Sendable {
     let environment: JobEnvironment
     let retrier: Retrier
 
-    /// Ticks every progress interval until cancelled; with `tickingFirst`, the first tick comes at once.
-    func run(tickingFirst: Bool = false) async {
+    /// Ticks at once, then every progress interval until cancelled (it is started once the job has run an interval:
+    /// see ``MonitorLauncher``).
+    func run() async {
         let settings = environment.settings
         let clock = settings.tickClock
         let stopwatch = Stopwatch(clock)
@@ -23,13 +24,7 @@ struct JobMonitor: Sendable {
         var lastCheckpoint = Duration.zero
         var lastProgress: DownloadProgress?
         var committed: (generation: Int64, bytes: Int64)?
-        var first = tickingFirst
         while !Task.isCancelled {
-            if first {
-                first = false
-            } else {
-                try? await clock.sleep(for: settings.progressInterval)
-            }
             let now = stopwatch.elapsed
             gauge.record(bytes: state.current.transferred, at: now.inSeconds)
             let contiguous = state.current.board?.plan.contiguousBytes
@@ -53,6 +48,7 @@ struct JobMonitor: Sendable {
                 }
                 lastCheckpoint = now
             }
+            try? await clock.sleep(for: settings.progressInterval)
         }
     }
 
