@@ -110,6 +110,9 @@ struct DownloadLifecycle: Sendable {
 
     func phase(of id: DownloadID) -> Phase? { entries[id]?.phase }
 
+    /// Makes room for `count` downloads at once (a queue loaded at start grows its table once).
+    mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+
     /// The queued downloads this manager runs, in the order they start.
     var runQueue: [DownloadID] { queue.ids }
 

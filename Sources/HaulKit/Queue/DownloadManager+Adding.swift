@@ -87,7 +87,11 @@ extension DownloadManager {
         if !existing.isEmpty, !paused {
             perform(lifecycle.resume(existing, claimedElsewhere: store.isClaimedElsewhere))
         }
-        for (position, record) in zip(freshPositions, try store.insert(fresh)) {
+        if fresh.count > 1 {
+            records.reserveCapacity(records.count + fresh.count)
+            lifecycle.reserveCapacity(records.count + fresh.count)
+        }
+        for (position, record) in zip(freshPositions, try store.insert(consume fresh)) {
             remember(record)
             lifecycle.add(record.downloadID, priority: record.options.priority, paused: paused)
             results[position] = record.downloadID
@@ -142,7 +146,7 @@ extension DownloadManager {
         if let idsByURL { return idsByURL }
         var index: [String: [DownloadID]] = [:]
         index.reserveCapacity(records.count)
-        for id in records.keys.sorted() { index[records[id]!.url, default: []].append(id) }
+        for record in records.inIDOrder { index[record.url, default: []].append(record.downloadID) }
         idsByURL = index
         return index
     }

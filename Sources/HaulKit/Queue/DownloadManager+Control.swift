@@ -65,7 +65,7 @@ extension DownloadManager {
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
     public func removeAll(deletingFiles: Bool = false) async {
-        try? await remove(Array(records.keys).sorted(), deletingFiles: deletingFiles)
+        try? await remove(records.ids.sorted(), deletingFiles: deletingFiles)
     }
 
     /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.

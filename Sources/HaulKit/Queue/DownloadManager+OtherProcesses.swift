@@ -31,7 +31,7 @@ extension DownloadManager {
                 await performAndWait(adopt(stored))
             }
             if let remaining = changes.remaining {
-                for id in records.keys.sorted() where !remaining.contains(id) {
+                for id in records.ids.sorted() where !remaining.contains(id) {
                     await performAndWait(lifecycle.vanished(id))
                     removalFailures[id] = nil
                 }

@@ -9,8 +9,8 @@ extension DownloadManager {
     /// All downloads, oldest first, optionally only those in `states`.
     public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
         // Filter first: a few running downloads among 100,000 are found without sorting them all.
-        let chosen = states.map { self.ids(in: $0) } ?? records.keys.sorted()
-        return chosen.compactMap { records[$0].map(snapshot(of:)) }
+        guard let states else { return records.inIDOrder.map(snapshot(of:)) }
+        return ids(in: states).compactMap { records[$0].map(snapshot(of:)) }
     }
 
     /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.
@@ -50,13 +50,18 @@ extension DownloadManager {
         ids.compactMap { records[$0].map(snapshot(of:)) }
     }
 
-    /// The state of one download, or nil if there is none with that id.
     /// Which worker of a shared queue (``Configuration/sharedQueue``) runs each download now, by its worker name;
     /// empty for the embedded database, whose processes have no names.
     public func workers() throws(DownloadError) -> [DownloadID: String] { try store.claimHolders() }
 
+    /// The state of one download, or nil if there is none with that id.
     public func state(of id: DownloadID) -> DownloadState? {
         records[id]?.state
+    }
+
+    /// The states of `ids`, in that order (nil for an unknown id); one call for a batch just added.
+    public func states(of ids: [DownloadID]) -> [DownloadState?] {
+        ids.map { records[$0]?.state }
     }
 
     /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.

@@ -39,7 +39,7 @@ public actor DownloadManager {
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
     /// What each download is: its record, with the state the lifecycle last gave it.
-    var records: [DownloadID: DownloadRecord] = [:]
+    var records = RecordTable()
     /// Every change of state is decided here.
     var lifecycle: DownloadLifecycle
     /// Downloads by URL, for ``add(_:to:options:)`` to find an existing one; built on first use (a manager that only
@@ -95,9 +95,11 @@ public actor DownloadManager {
         watcher = ChangeWatcher(store: store)
 
         // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000).
-        records.reserveCapacity(try store.count())
+        let count = try store.count()
+        records.reserveCapacity(count)
+        lifecycle.reserveCapacity(count)
         var loaded: [(id: DownloadID, state: DownloadState, priority: Int)] = []
-        loaded.reserveCapacity(records.capacity)
+        loaded.reserveCapacity(count)
         try store.forEachRecord { record in
             remember(record)
             loaded.append((record.downloadID, record.state, record.options.priority))

@@ -25,22 +25,29 @@ final class EventHub: Sendable {
         return stream
     }
 
-    func yield(_ id: DownloadID, _ change: DownloadEvent.Change) {
-        let event = DownloadEvent(id: id, change: change)
-        let ends: Bool
-        switch change {
-        case .status(.completed), .status(.failed), .status(.removed): ends = true
-        default: ends = false
-        }
+    /// Sends an event of `id` to its subscribers; `change` is made only if there is one (adding 100,000 downloads
+    /// with nobody watching makes no snapshots).
+    func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {
+        var event: DownloadEvent?
+        var ends = false
         let targets = subscribers.withLock { all in
             var targets: [(AsyncStream<DownloadEvent>.Continuation, Bool)] = []
             for (token, subscriber) in all where subscriber.download == nil || subscriber.download == id {
+                if event == nil {
+                    let made = change()
+                    event = DownloadEvent(id: id, change: made)
+                    switch made {
+                    case .status(.completed), .status(.failed), .status(.removed): ends = true
+                    default: ends = false
+                    }
+                }
                 let finishes = ends && subscriber.download == id
                 targets.append((subscriber.continuation, finishes))
                 if finishes { all.removeValue(forKey: token) }
             }
             return targets
         }
+        guard let event else { return }
         for (continuation, finishes) in targets {
             continuation.yield(event)
             if finishes { continuation.finish() }

@@ -7,26 +7,23 @@ import Foundation
 /// manager (at `add`, or when the job asks for a name) and recorded by the job with its columns, so the record
 /// names a part file before the file exists.
 struct DownloadRecord: Sendable, Equatable {
+    // Laid out so that the optionals' tag bytes pack together: the manager keeps 100,000 of these.
     var id: Int64?
     var url: String
-    /// The destination given to `add` (nil: the manager's download directory).
-    var requestedDestination: DownloadDestination?
     /// The resolved destination file; set at `add` for an explicit file, at the first response otherwise.
     var destinationPath: String?
+    var createdAt: Date
+    var updatedAt: Date
+    var startedAt: Date?
+    var state: DownloadState
+    var completedAt: Date?
+    /// The destination given to `add` (nil: the manager's download directory).
+    var requestedDestination: DownloadDestination?
+
     var options: DownloadOptions {
         get { storedOptions.value }
         _modify { yield &storedOptions.value }
     }
-    var state: DownloadState
-    var createdAt: Date
-    var updatedAt: Date
-    var startedAt: Date?
-    var completedAt: Date?
-    var errorCode: Int?
-    var errorSummary: String?
-    var errorSuggestion: String?
-    var errorTransient: Bool?
-    var errorHTTPStatus: Int?
 
     /// What the running job found and wrote; the job hands it back whole when it ends.
     var transfer: TransferRecord {
@@ -37,8 +34,46 @@ struct DownloadRecord: Sendable, Equatable {
     /// Out of line: most records share their options with the others added in their batch, and a download that never
     /// ran has the empty transfer every such record shares.
     var storedOptions: OutOfLine<DownloadOptions>
-    private var storedTransfer = OutOfLine(sharing: Self.noTransfer)
+    private(set) var storedTransfer = OutOfLine(sharing: Self.noTransfer)
     private static let noTransfer = OutOfLine<TransferRecord>.Box(TransferRecord())
+    /// The error columns, out of line and nil while all are (most records never failed).
+    private(set) var storedError: OutOfLine<ErrorColumns>?
+
+    /// The last error as stored, column by column.
+    struct ErrorColumns: Sendable, Equatable {
+        var code: Int?
+        var summary: String?
+        var suggestion: String?
+        var transient: Bool?
+        var httpStatus: Int?
+    }
+
+    var errorCode: Int? {
+        get { storedError?.value.code }
+        set { setError(\.code, newValue) }
+    }
+    var errorSummary: String? {
+        get { storedError?.value.summary }
+        set { setError(\.summary, newValue) }
+    }
+    var errorSuggestion: String? {
+        get { storedError?.value.suggestion }
+        set { setError(\.suggestion, newValue) }
+    }
+    var errorTransient: Bool? {
+        get { storedError?.value.transient }
+        set { setError(\.transient, newValue) }
+    }
+    var errorHTTPStatus: Int? {
+        get { storedError?.value.httpStatus }
+        set { setError(\.httpStatus, newValue) }
+    }
+
+    private mutating func setError<Value>(_ column: WritableKeyPath<ErrorColumns, Value?>, _ value: Value?) {
+        var columns = storedError?.value ?? ErrorColumns()
+        columns[keyPath: column] = value
+        storedError = columns == ErrorColumns() ? nil : OutOfLine(columns)
+    }
 
     init(
         id: Int64? = nil, url: String, requestedDestination: DownloadDestination? = nil,
@@ -92,17 +127,18 @@ struct DownloadRecord: Sendable, Equatable {
 
     var lastError: DownloadError? {
         get {
-            guard let errorCode else { return nil }
+            guard let columns = storedError?.value, let code = columns.code else { return nil }
             return DownloadError(
-                code: .init(rawValue: errorCode), summary: errorSummary ?? "", suggestion: errorSuggestion ?? "",
-                isTransient: errorTransient ?? false, httpStatus: errorHTTPStatus)
+                code: .init(rawValue: code), summary: columns.summary ?? "", suggestion: columns.suggestion ?? "",
+                isTransient: columns.transient ?? false, httpStatus: columns.httpStatus)
         }
         set {
-            errorCode = newValue?.code.rawValue
-            errorSummary = newValue?.summary
-            errorSuggestion = newValue?.suggestion
-            errorTransient = newValue?.isTransient
-            errorHTTPStatus = newValue?.httpStatus
+            storedError = newValue.map {
+                OutOfLine(
+                    ErrorColumns(
+                        code: $0.code.rawValue, summary: $0.summary, suggestion: $0.suggestion,
+                        transient: $0.isTransient, httpStatus: $0.httpStatus))
+            }
         }
     }
 }

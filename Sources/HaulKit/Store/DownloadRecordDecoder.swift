@@ -30,6 +30,8 @@ struct DownloadRecordDecoder {
             guard let value else { throw DownloadError.internalError("\(column.rawValue) is missing") }
             return value
         }
+        // The job's columns go to the record only if it has any: a download that never ran shares the empty box.
+        var transfer = TransferRecord()
         for (index, column) in DownloadColumn.allCases.enumerated() {
             switch column {
             case .id: record.id = try row.integer(at: index)
@@ -52,22 +54,23 @@ struct DownloadRecordDecoder {
             case .errorSuggestion: record.errorSuggestion = try row.text(at: index)
             case .errorTransient: record.errorTransient = try row.boolean(at: index)
             case .errorHTTPStatus: record.errorHTTPStatus = try row.integer(at: index).map(Int.init)
-            case .hasPartData: record.transfer.hasPartData = try required(row.boolean(at: index), column)
-            case .generation: record.transfer.generation = try required(row.integer(at: index), column)
-            case .durableBytes: record.transfer.durableBytes = try required(row.integer(at: index), column)
-            case .bootID: record.transfer.bootID = try row.text(at: index)
-            case .etag: record.transfer.etag = try row.text(at: index)
-            case .lastModified: record.transfer.lastModified = try row.text(at: index)
-            case .totalBytes: record.transfer.totalBytes = try row.integer(at: index)
-            case .contentEncoding: record.transfer.contentEncoding = try row.text(at: index)
-            case .finalURL: record.transfer.finalURL = try row.text(at: index)
-            case .finalizing: record.transfer.finalizing = try required(row.boolean(at: index), column)
+            case .hasPartData: transfer.hasPartData = try required(row.boolean(at: index), column)
+            case .generation: transfer.generation = try required(row.integer(at: index), column)
+            case .durableBytes: transfer.durableBytes = try required(row.integer(at: index), column)
+            case .bootID: transfer.bootID = try row.text(at: index)
+            case .etag: transfer.etag = try row.text(at: index)
+            case .lastModified: transfer.lastModified = try row.text(at: index)
+            case .totalBytes: transfer.totalBytes = try row.integer(at: index)
+            case .contentEncoding: transfer.contentEncoding = try row.text(at: index)
+            case .finalURL: transfer.finalURL = try row.text(at: index)
+            case .finalizing: transfer.finalizing = try required(row.boolean(at: index), column)
             case .segments:
                 if let plan = try row.text(at: index) {
-                    record.transfer.segments = try json.decode([Segment].self, from: Data(plan.utf8))
+                    transfer.segments = try json.decode([Segment].self, from: Data(plan.utf8))
                 }
             }
         }
+        if transfer != TransferRecord() { record.transfer = transfer }
         return record
     }
 

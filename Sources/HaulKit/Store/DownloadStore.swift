@@ -33,8 +33,9 @@ protocol DownloadStore: AnyObject, Sendable {
 
     // MARK: Writing
 
-    /// Inserts new records in one transaction and returns them with their identifiers.
-    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord]
+    /// Inserts new records in one transaction and returns them with their identifiers (set in place: a batch of
+    /// 100,000 given up by its caller is not copied).
+    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord]
     /// Writes the manager's life-cycle columns of several records in one transaction.
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError)
     /// Records downloads as running (with their start time), but only those still `queued`: a pause or removal

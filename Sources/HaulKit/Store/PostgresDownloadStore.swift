@@ -380,7 +380,8 @@ final class PostgresDownloadStore: DownloadStore {
 
     // MARK: - Writing
 
-    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+        let records = records
         guard !records.isEmpty else { return [] }
         let columns = DownloadColumn.allCases.filter { $0 != .id }
         let sql = """

@@ -106,22 +106,22 @@ final class SQLiteDownloadStore: DownloadStore {
     }
 
     /// Inserts new records in one transaction and returns them with their identifiers.
-    func insert(_ records: [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
         let columns = DownloadColumn.allCases.filter { $0 != .id }
         let sql = """
             INSERT INTO download (\(columns.map(\.rawValue).joined(separator: ", ")))
             VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
             """
         var encoder = DownloadRecordEncoder()
-        return try write { db in
+        var inserted = records
+        try write { db in
             let statement = try db.cachedStatement(sql: sql)
-            return try records.map { record in
-                var record = record
-                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: record)))
-                record.id = db.lastInsertedRowID
-                return record
+            for index in inserted.indices {
+                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: inserted[index])))
+                inserted[index].id = db.lastInsertedRowID
             }
         }
+        return inserted
     }
 
     /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).

@@ -60,6 +60,33 @@ struct DownloadStoreTests {
         #expect(try store.fetch(99) == nil)
     }
 
+    @Test("records that never ran or failed keep nothing of their own out of line: one empty transfer, no error box")
+    func sparseRecords() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        _ = try store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
+        let read = try store.fetchAll()
+        #expect(read[0].storedTransfer.isShared(with: read[2].storedTransfer))
+        #expect(!read[0].storedTransfer.isShared(with: read[1].storedTransfer))
+        #expect(read[0].storedError == nil && read[1].storedError != nil)
+
+        // Columns set one by one (as a row is read) and cleared again leave no box behind.
+        var record = read[0]
+        record.errorHTTPStatus = 503
+        record.errorSummary = "down"
+        #expect(record.lastError?.httpStatus == nil, "no code: not an error yet")
+        record.errorCode = DownloadError.Code.serverError.rawValue
+        #expect(record.lastError?.httpStatus == 503 && record.lastError?.summary == "down")
+        record.errorHTTPStatus = nil
+        record.errorSummary = nil
+        record.errorCode = nil
+        #expect(record.storedError == nil && record == read[0])
+        record.lastError = read[1].lastError
+        #expect(record.lastError == read[1].lastError)
+        record.lastError = nil
+        #expect(record.storedError == nil)
+    }
+
     @Test("dates are stored as the same text GRDB writes and read back as GRDB reads them, without a formatter")
     func dateText() throws {
         var generator = SystemRandomNumberGenerator()

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import HaulKit
+
+@Suite("The manager's record table")
+struct RecordTableTests {
+    static func record(_ id: Int64, state: DownloadState = .queued) -> DownloadRecord {
+        DownloadRecord(
+            id: id, url: "http://a/\(id)", options: DownloadOptions(), state: state, createdAt: .distantPast,
+            updatedAt: .distantPast)
+    }
+
+    @Test("random adds, replacements and removals leave it equal to a dictionary, in id order when asked")
+    func matchesADictionary() {
+        var generator = SystemRandomNumberGenerator()
+        var table = RecordTable()
+        var model: [DownloadID: DownloadRecord] = [:]
+        table.reserveCapacity(100)
+        for step in 0..<5_000 {
+            let id = DownloadID(rawValue: Int64.random(in: 1...400, using: &generator))
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<5:
+                let record = Self.record(id.rawValue, state: step.isMultiple(of: 2) ? .queued : .paused)
+                table[id] = record
+                model[id] = record
+            case 5..<8:
+                #expect(table.removeValue(forKey: id) == model.removeValue(forKey: id))
+            case 8:
+                table[id] = nil
+                model[id] = nil
+            default:
+                table[id]?.state = .failed
+                model[id]?.state = .failed
+            }
+            #expect(table[id] == model[id])
+            #expect(table.count == model.count)
+        }
+        #expect(Set(table.ids) == Set(model.keys))
+        #expect(table.inIDOrder == model.keys.sorted().map { model[$0]! })
+    }
+
+    @Test("records that came in id order are handed back in that order without sorting; one at a time grows it")
+    func order() {
+        var table = RecordTable()
+        for id in 1...1_000 {
+            table.reserveCapacity(table.count + 1)
+            table[DownloadID(rawValue: Int64(id))] = Self.record(Int64(id))
+        }
+        #expect(table.inIDOrder.map(\.id) == (1...1_000).map { Int64($0) })
+        table.removeValue(forKey: 1)
+        #expect(table.ids.first == 1_000, "the last record took the removed one's place")
+        #expect(table.inIDOrder.map(\.id) == (2...1_000).map { Int64($0) })
+    }
+}
