@@ -213,6 +213,41 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test(
+            "a list longer than a batch: a later batch's failure keeps the earlier ones; adding it again adds the rest")
+        func addInBatches() async throws {
+            let directory = TemporaryDirectory()
+            let work = directory.file("work")
+            let state = ["--state-dir", directory.file("state").path]
+            // Nothing is fetched: the URLs need no server.
+            let urls = (1...10_000).map { "http://127.0.0.1:9/b/\($0).bin" }
+            let list = urls.joined(separator: "\n") + "\nhttp://127.0.0.1:9/other.bin out=last.bin\n"
+            try list.write(to: directory.file("list.txt"), atomically: true, encoding: .utf8)
+            let add = ["add", "-d", work.path, "-i", directory.file("list.txt").path] + state
+
+            // An unfinished download already writes the last line's file.
+            let blocker = try await ChildProcess.run(
+                "haul", ["add", "-o", work.appendingPathComponent("last.bin").path, "http://127.0.0.1:9/a.bin"] + state)
+            #expect(blocker.status == 0, "\(blocker.error)")
+            let first = try await ChildProcess.run("haul", add)
+            #expect(first.status != 0)
+            #expect(first.error.contains("already writes"), "\(first.error)")
+            #expect(first.error.contains("the first 10000 downloads of the list were added"), "\(first.error)")
+            let rows = try await ChildProcess.run("haul", ["list"] + state).output.split(separator: "\n")
+            #expect(rows.count == 1 + 10_001, "the header, the blocker and the first batch")
+            #expect(rows.dropFirst().filter { $0.contains("queued") }.count == 10_001)
+
+            #expect(try await ChildProcess.run("haul", ["remove", "1"] + state).status == 0)
+            let again = try await ChildProcess.run("haul", add)
+            #expect(again.status == 0, "\(again.error)")
+            let lines = again.output.split(separator: "\n")
+            #expect(lines.count == 10_001)
+            #expect(lines.first == "#2 queued \(urls[0])", "the first batch kept its downloads")
+            #expect(lines.last == "#10002 queued http://127.0.0.1:9/other.bin")
+            let json = try await ChildProcess.run("haul", ["list", "--json"] + state).output
+            #expect(try Self.states(json).count == 10_001)
+        }
+
         @Test("haul pause from another terminal stops a running haul run; haul resume and run finish it byte-exact")
         func pauseFromAnotherProcess() async throws {
             let origin = try await TestOrigin.start()

@@ -41,23 +41,45 @@ struct Add: AsyncParsableCommand {
         }
     }
 
+    /// Downloads are added this many at a time, one transaction each: a list of 100,000 is never held whole.
+    static let batchSize = 10_000
+
     func run() async throws {
         var options = try request.downloadOptions()
         options.speedLimit = limitRate.flatMap(ByteFormat.parse)
         options.priority = priority
-        let planned = try request.plannedDownloads()
-        let additions = try request.additions(options)
+        var plan = try request.plannedDownloads()
         let manager = try await state.openEditor()
+        var added = 0
         do {
-            let ids = try await manager.add(contentsOf: additions)
-            for (id, download) in zip(ids, planned) {
-                let state = await manager.snapshot(id)?.state.rawValue ?? "queued"
-                Console.out("#\(id) \(state) \(download.url.absoluteString)\n")
+            while true {
+                var batch: [(URL, DownloadDestination?, DownloadOptions)] = []
+                while batch.count < Self.batchSize, let planned = try plan.next() {
+                    batch.append(RequestOptions.addition(planned, options))
+                }
+                if batch.isEmpty { break }
+                let ids = try await manager.add(contentsOf: batch)
+                added += ids.count
+                // An existing download keeps its state (completed, say): one look at the batch.
+                let states = await manager.states(of: ids)
+                var text = ""
+                for ((id, state), (url, _, _)) in zip(zip(ids, states), batch) {
+                    text += "#\(id) \((state ?? .queued).rawValue) \(url.absoluteString)\n"
+                }
+                Console.out(text)
             }
-        } catch {
+        } catch let error as DownloadError {
             Console.error(error.description)
+            if added > 0 {
+                Console.error(
+                    "the first \(added) downloads of the list were added; adding the list again keeps them and adds "
+                        + "the rest")
+            }
             await manager.shutdown()
             throw ExitStatus.forFailures([error])
+        } catch {
+            await manager.shutdown()
+            throw error
         }
         await manager.shutdown()
     }

@@ -19,7 +19,7 @@ import Synchronization
 /// Indented lines under it set more options of that file, one `KEY=VALUE` a line (a value may hold spaces).
 struct InputFile {
     /// One download of the list.
-    struct Entry {
+    struct Entry: Sendable {
         var url: String
         var mirrors: [String] = []
         var line: Int?
@@ -34,11 +34,13 @@ struct InputFile {
     /// The keys a line may set, with aria2's names for the same things.
     static let keys = "out, dir, checksum, header, connections (or split), referer, user-agent"
 
-    /// Input files already read, by path: `validate()` and `run()` both plan, and standard input can be read once.
+    /// Input files already read, by path: `validate()` and `run()` both read the list, and standard input can be
+    /// read once.
     private static let read = Mutex<[String: Data]>([:])
 
-    /// The entries of the file at `path` (`-` for standard input).
-    static func entries(_ path: String) throws -> [Entry] {
+    /// The entries of the file at `path` (`-` for standard input), read one at a time (``Reader``): a list of
+    /// 100,000 URLs is validated, then added in batches, never held whole.
+    static func reader(for path: String) throws -> Reader {
         let data = try read.withLock { read in
             if let known = read[path] { return known }
             let contents =
@@ -53,52 +55,73 @@ struct InputFile {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
         }
-        return try parse(text, name: path)
+        return Reader(text: text, name: path)
     }
 
-    /// Parses the text of a list named `name` (for messages).
-    static func parse(_ text: String, name: String) throws -> [Entry] {
-        var entries: [Entry] = []
-        // Split as bytes: a list of 100,000 URLs is read twice (to validate, then to add), and splitting by
-        // characters was a fifth of `haul add`.
-        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        for (index, bytes) in lines.enumerated() {
-            let line = Substring(bytes)
-            let number = index + 1
-            let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let indented = line.first == " " || line.first == "\t"
-            if indented, isOption(trimmed) {
-                guard !entries.isEmpty else {
-                    throw ValidationError("\(name) line \(number): an option line must follow a URL line")
-                }
-                try set(trimmed, on: &entries[entries.count - 1], at: "\(name) line \(number)")
-                continue
-            }
-            let words =
-                trimmed.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-                ? trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) : [trimmed]
-            var entry = Entry(url: words[0], line: number)
-            for word in words.dropFirst() {
-                if isOption(word) {
-                    try set(word, on: &entry, at: "\(name) line \(number)")
-                } else {
-                    entry.mirrors.append(word)
-                }
-            }
-            entries.append(entry)
+    /// The entries of a list's text, one at a time: an entry is complete when the next URL line, or the end, comes.
+    struct Reader {
+        private let text: String
+        /// The list's name, for messages.
+        private let name: String
+        private var position: String.UTF8View.Index
+        private var number = 0
+        /// The entry read last, until the lines of options under it end.
+        private var pending: Entry?
+
+        init(text: String, name: String) {
+            self.text = text
+            self.name = name
+            position = text.utf8.startIndex
         }
-        return entries
+
+        /// The next entry, or nil at the end; throws on a line that is not a URL line or a `KEY=VALUE` line.
+        mutating func next() throws -> Entry? {
+            // Lines are found as bytes: splitting 100,000 lines by characters was a fifth of `haul add`.
+            let bytes = text.utf8
+            while position < bytes.endIndex {
+                let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+                let line = Substring(bytes[position..<end])
+                position = end < bytes.endIndex ? bytes.index(after: end) : end
+                number += 1
+                let trimmed = line.trimmingWhitespace()
+                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+                let indented = line.first == " " || line.first == "\t"
+                if indented, InputFile.isOption(trimmed) {
+                    guard pending != nil else {
+                        throw ValidationError("\(name) line \(number): an option line must follow a URL line")
+                    }
+                    try InputFile.set(trimmed, on: &pending!, at: "\(name) line \(number)")
+                    continue
+                }
+                let words =
+                    trimmed.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+                    ? trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) : [trimmed]
+                var entry = Entry(url: words[0], line: number)
+                for word in words.dropFirst() {
+                    if InputFile.isOption(word) {
+                        try InputFile.set(word, on: &entry, at: "\(name) line \(number)")
+                    } else {
+                        entry.mirrors.append(word)
+                    }
+                }
+                let finished = pending
+                pending = entry
+                if let finished { return finished }
+            }
+            let last = pending
+            pending = nil
+            return last
+        }
     }
 
     /// Whether `text` is `KEY=VALUE` (a key of letters and dashes), not a URL.
-    private static func isOption(_ text: String) -> Bool {
+    fileprivate static func isOption(_ text: String) -> Bool {
         guard let equals = text.firstIndex(of: "="), equals > text.startIndex else { return false }
         return text[..<equals].allSatisfy { $0.isLetter || $0 == "-" }
     }
 
     /// Applies one `KEY=VALUE`.
-    private static func set(_ option: String, on entry: inout Entry, at place: String) throws {
+    fileprivate static func set(_ option: String, on entry: inout Entry, at place: String) throws {
         guard let equals = option.firstIndex(of: "=") else {
             throw ValidationError("\(place): '\(option)' is not KEY=VALUE (keys: \(keys))")
         }

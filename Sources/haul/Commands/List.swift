@@ -25,9 +25,12 @@ struct List: AsyncParsableCommand {
 
     @OptionGroup var state: StateOptions
 
+    /// Rows are made and written this many at a time: a queue of 100,000 is never all in memory twice.
+    static let rowsPerWrite = 4096
+
     func run() async throws {
         let manager = try await state.openEditor()
-        let snapshots = await manager.snapshots(in: states.isEmpty ? nil : Set(states))
+        let ids = await manager.ids(in: states.isEmpty ? Set(DownloadState.allCases) : Set(states))
         // In a shared queue, which worker runs each download.
         let shared = (try? state.sharedQueue()) != nil
         let workers: [DownloadID: String]
@@ -38,25 +41,29 @@ struct List: AsyncParsableCommand {
             await manager.shutdown()
             throw ExitStatus.fileSystem
         }
-        await manager.shutdown()
-        var text = ""
-        text.reserveCapacity(snapshots.count * 80)
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            for snapshot in snapshots {
-                var summary = DownloadSummary(snapshot)
-                summary.worker = workers[snapshot.id]
-                text += String(decoding: try encoder.encode(summary), as: UTF8.self) + "\n"
-            }
-        } else if !snapshots.isEmpty {
-            text = "  ID  STATE       DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n"
-            for snapshot in snapshots {
-                Self.appendRow(snapshot, worker: shared ? workers[snapshot.id] ?? "-" : nil, to: &text)
-            }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        if !json, !ids.isEmpty {
+            Console.out(
+                "  ID  STATE       DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n")
         }
-        Console.out(text)
+        for start in stride(from: 0, to: ids.count, by: Self.rowsPerWrite) {
+            let snapshots = await manager.snapshots(of: Array(ids[start..<min(start + Self.rowsPerWrite, ids.count)]))
+            var text = ""
+            text.reserveCapacity(snapshots.count * 80)
+            for snapshot in snapshots {
+                if json {
+                    var summary = DownloadSummary(snapshot)
+                    summary.worker = workers[snapshot.id]
+                    text += String(decoding: try encoder.encode(summary), as: UTF8.self) + "\n"
+                } else {
+                    Self.appendRow(snapshot, worker: shared ? workers[snapshot.id] ?? "-" : nil, to: &text)
+                }
+            }
+            Console.out(text)
+        }
+        await manager.shutdown()
     }
 
     /// Appends the download's line (id, state, progress, size, the worker of a shared queue, name) to `text`.

@@ -92,50 +92,88 @@ struct RequestOptions: ParsableArguments {
     var allowInsecureRedirect = false
 
     /// A download to add: where from, where to, and what its list line set.
-    struct Planned {
+    struct Planned: Sendable {
         var url: URL
         var destination: DownloadDestination?
         var mirrors: [URL] = []
-        var entry: InputFile.Entry
+        /// What the list's line sets beside this command's options.
+        var checksum: Checksum?
+        var connections: Int?
+        var headers: [HTTPHeaderField] = []
+
+        init(url: URL, destination: DownloadDestination?, mirrors: [URL], entry: InputFile.Entry) {
+            self.url = url
+            self.destination = destination
+            self.mirrors = mirrors
+            checksum = entry.checksum
+            connections = entry.connections
+            headers = entry.headers
+        }
     }
 
     func validate() throws {
-        let planned = try plannedDownloads()
-        if planned.isEmpty { throw ValidationError("give at least one URL, or -i FILE") }
-        if output != nil, planned.count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
-        if checksum != nil, planned.count != 1 { throw ValidationError("--checksum takes exactly one URL") }
-        if !mirrors.isEmpty, planned.count != 1 { throw ValidationError("--mirror takes exactly one URL") }
+        // The list is checked one download at a time, never held: `run()` reads it again, in batches.
+        var plan = try plannedDownloads()
+        var count = 0
+        var files: Set<String> = []
+        var shared: URL?
+        while let planned = try plan.next() {
+            count += 1
+            if case .file(let file)? = planned.destination, shared == nil,
+                !files.insert(file.standardizedFileURL.path).inserted
+            {
+                shared = file
+            }
+        }
+        if count == 0 { throw ValidationError("give at least one URL, or -i FILE") }
+        if output != nil, count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
+        if checksum != nil, count != 1 { throw ValidationError("--checksum takes exactly one URL") }
+        if !mirrors.isEmpty, count != 1 { throw ValidationError("--mirror takes exactly one URL") }
         if [noClobber, overwrite, timestamping].filter({ $0 }).count > 1 {
             throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
         }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
-        var files: Set<String> = []
-        for case .file(let file)? in planned.map(\.destination) {
-            guard files.insert(file.standardizedFileURL.path).inserted else {
-                throw ValidationError("two downloads would write \(file.path): give each its own out= name")
-            }
-        }
+        if let shared { throw ValidationError("two downloads would write \(shared.path): give each its own out= name") }
         _ = try downloadOptions(prompting: false)
     }
 
-    /// The URLs with their destinations, from the arguments and the input file.
-    func plannedDownloads() throws -> [Planned] {
-        var entries = urls.map { InputFile.Entry(url: $0, mirrors: mirrors, out: output) }
-        if let inputFile { entries += try InputFile.entries(inputFile) }
-        let base = directory.map { URL(fileURLWithPath: $0) }
-        return try entries.map { entry in
-            func address(_ text: String) throws -> URL {
-                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                    ["http", "https"].contains(scheme),
-                    url.host?.isEmpty == false
-                else {
-                    let place = entry.line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
-                    throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
-                }
-                return url
+    /// The downloads to add, one at a time: the URLs given, then the input file's.
+    func plannedDownloads() throws -> Plan {
+        Plan(
+            given: urls.map { InputFile.Entry(url: $0, mirrors: mirrors, out: output) },
+            listed: try inputFile.map(InputFile.reader(for:)), inputFile: inputFile,
+            base: directory.map { URL(fileURLWithPath: $0) })
+    }
+
+    /// Reads the planned downloads one at a time (``next()``), each checked as it is read.
+    struct Plan {
+        private let given: [InputFile.Entry]
+        private var nextGiven = 0
+        private var listed: InputFile.Reader?
+        private let inputFile: String?
+        /// `-d`, absolute.
+        private let base: URL?
+
+        fileprivate init(given: [InputFile.Entry], listed: InputFile.Reader?, inputFile: String?, base: URL?) {
+            self.given = given
+            self.listed = listed
+            self.inputFile = inputFile
+            self.base = base
+        }
+
+        /// The next download, or nil at the end; throws on a URL that is not http(s) or a malformed list line.
+        mutating func next() throws -> Planned? {
+            let entry: InputFile.Entry
+            if nextGiven < given.count {
+                entry = given[nextGiven]
+                nextGiven += 1
+            } else if let next = try listed?.next() {
+                entry = next
+            } else {
+                return nil
             }
-            let url = try address(entry.url)
-            let mirrors = try entry.mirrors.map(address)
+            let url = try address(entry.url, of: entry)
+            let mirrors = try entry.mirrors.map { try address($0, of: entry) }
             // A line's dir= replaces -d; a relative one is relative to the current directory, as aria2's.
             let folder = entry.dir.map { URL(fileURLWithPath: $0) } ?? base
             guard let out = entry.out else {
@@ -145,24 +183,40 @@ struct RequestOptions: ParsableArguments {
                 out.hasPrefix("/") || folder == nil ? URL(fileURLWithPath: out) : folder!.appendingPathComponent(out)
             return Planned(url: url, destination: .file(file), mirrors: mirrors, entry: entry)
         }
+
+        private func address(_ text: String, of entry: InputFile.Entry) throws -> URL {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
+                url.host?.isEmpty == false
+            else {
+                let place = entry.line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
+                throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
+            }
+            return url
+        }
     }
 
-    /// What to add: each planned download with `options` and what its list line set (mirrors, checksum, headers,
-    /// connections).
-    func additions(_ options: DownloadOptions) throws -> [(URL, DownloadDestination?, DownloadOptions)] {
-        try plannedDownloads().map { planned in
-            var options = options
-            options.mirrors = planned.mirrors
-            let entry = planned.entry
-            if let checksum = entry.checksum { options.checksum = checksum }
-            if let connections = entry.connections { options.connections = connections }
-            for header in entry.headers {
-                // The line's header replaces a -H of the same name.
-                options.headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
-                options.headers.append(header)
-            }
-            return (planned.url, planned.destination, options)
+    /// What to add for `planned`: `options` with what its list line set (mirrors, checksum, headers, connections).
+    static func addition(_ planned: Planned, _ options: DownloadOptions) -> (URL, DownloadDestination?, DownloadOptions)
+    {
+        var options = options
+        options.mirrors = planned.mirrors
+        if let checksum = planned.checksum { options.checksum = checksum }
+        if let connections = planned.connections { options.connections = connections }
+        for header in planned.headers {
+            // The line's header replaces a -H of the same name.
+            options.headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
+            options.headers.append(header)
         }
+        return (planned.url, planned.destination, options)
+    }
+
+    /// Everything to add, with `options` (``addition(_:_:)``).
+    func additions(_ options: DownloadOptions) throws -> [(URL, DownloadDestination?, DownloadOptions)] {
+        var plan = try plannedDownloads()
+        var all: [(URL, DownloadDestination?, DownloadOptions)] = []
+        while let planned = try plan.next() { all.append(Self.addition(planned, options)) }
+        return all
     }
 
     /// The engine options for every planned download; with `prompting`, a password missing from `--user` is asked
