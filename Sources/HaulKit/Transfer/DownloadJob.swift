@@ -306,7 +306,9 @@ struct DownloadJob {
 
     /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
     mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
-        if record.destinationPath == nil {
+        // A name reserved now has no part file beside it (the reservation just looked): no need to look again.
+        let reservedNow = record.destinationPath == nil
+        if reservedNow {
             let requested = record.requestedDestination ?? .directory(environment.settings.downloadDirectory)
             guard case .directory(let directory) = requested else {
                 throw DownloadError.internalError("download \(id) has no destination")
@@ -315,7 +317,8 @@ struct DownloadJob {
             let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
             let policy = record.options.existingFile
             let named = (directory.path as NSString).appendingPathComponent(name)
-            if case .regularFile(let size) = FileSystem.entry(at: named) {
+            // Only these policies care what is there already; otherwise the reservation picks a free name.
+            if policy == .keep || policy == .replaceIfNewer, case .regularFile(let size) = FileSystem.entry(at: named) {
                 if policy == .keep { throw KeptExistingFile(file: keepExisting(named, size: size)) }
                 if policy == .replaceIfNewer, let modified = FileSystem.modificationDate(of: named),
                     !Self.isNewer(head.lastModified, than: modified)
@@ -341,7 +344,7 @@ struct DownloadJob {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
             // A new part file is created exclusively. One already there without validators of ours is never
             // trusted: it is emptied, unless another download (here or in another process) holds it.
-            let leftover = FileSystem.entry(at: partPath) != .none
+            let leftover = !reservedNow && FileSystem.entry(at: partPath) != .none
             let file = try PartFile(path: partPath, mode: leftover ? .reuseLeftover : .createNew)
             state.update { $0.file = file }
         }
