@@ -8,7 +8,14 @@ final class EventHub: Sendable {
         var continuation: AsyncStream<DownloadEvent>.Continuation
     }
 
-    private let subscribers = Mutex<[UUID: Subscriber]>([:])
+    private struct Subscribers {
+        var all: [Int: Subscriber] = [:]
+        /// The next subscriber's token: a counter, not a `UUID` (which reads `/dev/urandom` on Linux, three system
+        /// calls for every download `haul get` follows).
+        var nextToken = 0
+    }
+
+    private let subscribers = Mutex(Subscribers())
     /// Events kept for a subscriber that does not keep up; older progress is dropped first.
     static let bufferSize = 4096
 
@@ -17,10 +24,13 @@ final class EventHub: Sendable {
     func subscribe(to download: DownloadID? = nil) -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
-        let token = UUID()
-        subscribers.withLock { $0[token] = Subscriber(download: download, continuation: continuation) }
+        let token = subscribers.withLock { subscribers in
+            defer { subscribers.nextToken += 1 }
+            subscribers.all[subscribers.nextToken] = Subscriber(download: download, continuation: continuation)
+            return subscribers.nextToken
+        }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: token) }
+            _ = self?.subscribers.withLock { $0.all.removeValue(forKey: token) }
         }
         return stream
     }
@@ -30,9 +40,9 @@ final class EventHub: Sendable {
     func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {
         var event: DownloadEvent?
         var ends = false
-        let targets = subscribers.withLock { all in
+        let targets = subscribers.withLock { subscribers in
             var targets: [(AsyncStream<DownloadEvent>.Continuation, Bool)] = []
-            for (token, subscriber) in all where subscriber.download == nil || subscriber.download == id {
+            for (token, subscriber) in subscribers.all where subscriber.download == nil || subscriber.download == id {
                 if event == nil {
                     let made = change()
                     event = DownloadEvent(id: id, change: made)
@@ -43,7 +53,7 @@ final class EventHub: Sendable {
                 }
                 let finishes = ends && subscriber.download == id
                 targets.append((subscriber.continuation, finishes))
-                if finishes { all.removeValue(forKey: token) }
+                if finishes { subscribers.all.removeValue(forKey: token) }
             }
             return targets
         }
@@ -55,9 +65,9 @@ final class EventHub: Sendable {
     }
 
     func finishAll() {
-        let all = subscribers.withLock { all in
-            defer { all.removeAll() }
-            return Array(all.values)
+        let all = subscribers.withLock { subscribers in
+            defer { subscribers.all.removeAll() }
+            return Array(subscribers.all.values)
         }
         for subscriber in all { subscriber.continuation.finish() }
     }
