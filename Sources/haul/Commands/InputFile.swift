@@ -19,7 +19,7 @@ import Synchronization
 /// Indented lines under it set more options of that file, one `KEY=VALUE` a line (a value may hold spaces).
 struct InputFile {
     /// One download of the list.
-    struct Entry: Sendable {
+    struct Entry {
         var url: String
         var mirrors: [String] = []
         var line: Int?

@@ -92,7 +92,7 @@ struct RequestOptions: ParsableArguments {
     var allowInsecureRedirect = false
 
     /// A download to add: where from, where to, and what its list line set.
-    struct Planned: Sendable {
+    struct Planned {
         var url: URL
         var destination: DownloadDestination?
         var mirrors: [URL] = []
