@@ -128,27 +128,36 @@ struct DownloadRecordEncoder {
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         let seconds = dayMilliseconds / 1000
-        var text = ""
-        text.reserveCapacity(23)
-        func append(_ value: Int64, width: Int) {
-            let digits = String(value)
-            if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-            text += digits
+        let fields: [(value: Int64, width: Int, then: UInt8?)] = [
+            (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: " ")),
+            (seconds / 3600, 2, UInt8(ascii: ":")), (seconds / 60 % 60, 2, UInt8(ascii: ":")),
+            (seconds % 60, 2, UInt8(ascii: ".")), (dayMilliseconds % 1000, 3, nil),
+        ]
+        guard (0...9999).contains(year) else {
+            // Outside four digits (never for a real download): as wide as it takes.
+            return fields.map { field in
+                let digits = String(field.value)
+                let padded = String(repeating: "0", count: max(0, field.width - digits.count)) + digits
+                return padded + (field.then.map { String(UnicodeScalar($0)) } ?? "")
+            }.joined()
         }
-        append(year, width: 4)
-        text += "-"
-        append(month, width: 2)
-        text += "-"
-        append(day, width: 2)
-        text += " "
-        append(seconds / 3600, width: 2)
-        text += ":"
-        append(seconds / 60 % 60, width: 2)
-        text += ":"
-        append(seconds % 60, width: 2)
-        text += "."
-        append(dayMilliseconds % 1000, width: 3)
-        return text
+        // Written as bytes into the string's own storage: one of these per record written.
+        return String(unsafeUninitializedCapacity: 23) { buffer in
+            var index = 0
+            for field in fields {
+                var value = field.value
+                for position in stride(from: index + field.width - 1, through: index, by: -1) {
+                    buffer[position] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
+                index += field.width
+                if let then = field.then {
+                    buffer[index] = then
+                    index += 1
+                }
+            }
+            return index
+        }
     }
 }
 

@@ -90,7 +90,10 @@ final class SQLiteDownloadStore: DownloadStore {
 
     func changeToken() throws(DownloadError) -> Int {
         do {
-            return try database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            // Asked before every start: prepared once.
+            return try database.writeWithoutTransaction { db in
+                try Int.fetchOne(try db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+            }
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
         }
