@@ -54,8 +54,11 @@ final class ForegroundSession {
     }
 
     /// Starts showing these downloads and the events collected since ``open(_:mode:followsNewDownloads:resumeHint:)``.
-    func show(_ snapshots: [DownloadSnapshot]) async {
-        await display.follow(snapshots)
+    func show(_ ids: [DownloadID]) async {
+        // A few thousand snapshots at a time: a queue of 100,000 is never all in snapshots at once.
+        for start in stride(from: 0, to: ids.count, by: 4096) {
+            await display.follow(await manager.snapshots(of: Array(ids[start..<min(start + 4096, ids.count)])))
+        }
         let display = display
         consuming = Task { [events] in await display.consume(events) }
         if case .terminal = mode {

@@ -72,9 +72,7 @@ struct Get: AsyncParsableCommand {
             Console.error(error.description)
             try await session.finish(adding: [error])
         }
-        var snapshots: [DownloadSnapshot] = []
-        for id in ids { if let snapshot = await manager.snapshot(id) { snapshots.append(snapshot) } }
-        await session.show(snapshots)
+        await session.show(ids)
         for id in ids {
             _ = try? await manager.wait(for: id)
         }

@@ -33,7 +33,7 @@ struct Run: AsyncParsableCommand {
             configuration, mode: transfer.mode, followsNewDownloads: true, resumeHint: "run 'haul run' again",
             onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
-        await session.show(await manager.snapshots(in: [.queued, .running]))
+        await session.show(await manager.ids(in: [.queued, .running]))
         while !session.wasInterrupted, await manager.count(in: [.queued, .running]) > 0 {
             try? await Task.sleep(for: .milliseconds(100))
         }

@@ -15,12 +15,12 @@ final class JSONOutput: SessionOutput {
         switch change {
         case .added(let snapshot):
             record.type = "added"
-            record.url = entry.url.absoluteString
+            record.url = entry.url
             record.file = entry.file?.path
             record.state = snapshot.state.rawValue
         case .status(.running):
             record.type = "started"
-            record.url = entry.url.absoluteString
+            record.url = entry.url
             record.resumedFrom = entry.resumedFrom
             record.totalBytes = entry.expected
         case .status(.queued):
@@ -72,7 +72,7 @@ final class JSONOutput: SessionOutput {
         summary.failed = entries.filter { $0.state == .failed }.count
         summary.downloads = entries.map { entry in
             var item = JSONRecord(type: "download", id: entry.id.rawValue)
-            item.url = entry.url.absoluteString
+            item.url = entry.url
             item.file = entry.file?.path
             item.state = entry.state.rawValue
             item.bytes = entry.received

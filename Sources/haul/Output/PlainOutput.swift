@@ -27,7 +27,7 @@ final class PlainOutput: SessionOutput {
         switch change {
         case .status(.running):
             let resuming = entry.received > 0 ? " (resuming at \(ByteFormat.size(entry.received)))" : ""
-            return "haul: #\(entry.id) getting \(entry.url.absoluteString)\(resuming)"
+            return "haul: #\(entry.id) getting \(entry.url)\(resuming)"
         case .status(.paused):
             return "haul: #\(entry.id) paused by another haul command; 'haul resume \(entry.id)' continues it"
         case .restarted(let reason):

@@ -54,7 +54,7 @@ actor SessionDisplay {
 
     /// Redraws live output; also learns the file names chosen since the last tick.
     func tick() async {
-        for entry in table.all where entry.state == .running && entry.file == nil {
+        for entry in table.running where entry.file == nil {
             table.update(file: await manager.snapshot(entry.id)?.file, for: entry.id)
         }
         output.tick(table)

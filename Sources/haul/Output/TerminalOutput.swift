@@ -70,24 +70,22 @@ final class TerminalOutput: SessionOutput {
 
     /// The bar lines: one per running download, then the total.
     static func bars(for table: TransferTable, width: Int) -> [String] {
-        let entries = table.all
-        let running = entries.filter { $0.state == .running }
+        // The table keeps its counts and totals: a redraw visits the running downloads only.
+        let running = table.running
         var lines = running.map {
             line(
                 name: $0.name, received: $0.received, expected: $0.expected,
                 speed: $0.bytesPerSecond, connections: $0.connections, width: width)
         }
-        let counts = Dictionary(grouping: entries, by: \.state).mapValues(\.count)
+        let counts = table.counts
         var parts = ["\(counts[.running] ?? 0) running"]
         if let queued = counts[.queued], queued > 0 { parts.append("\(queued) queued") }
         if let paused = counts[.paused], paused > 0 { parts.append("\(paused) paused") }
         parts.append("\(counts[.completed] ?? 0) done")
         if let failed = counts[.failed], failed > 0 { parts.append("\(failed) failed") }
         // Failed downloads count for nothing; a size still unknown makes the total unknown.
-        let counted = entries.filter { $0.state != .failed }
-        let received = counted.reduce(Int64(0)) { $0 + $1.received }
-        let expected =
-            counted.allSatisfy { $0.expected != nil } ? counted.reduce(Int64(0)) { $0 + ($1.expected ?? 0) } : nil
+        let received = table.received
+        let expected = table.expected
         let speed = running.reduce(0) { $0 + $1.bytesPerSecond }
         lines.append(
             line(

@@ -4,7 +4,8 @@ import HaulKit
 /// One download as the command line shows it.
 struct TransferEntry: Sendable {
     let id: DownloadID
-    var url: URL
+    /// The URL as text: a parsed `URL` is ~300 bytes more, for each of a list of 100,000.
+    var url: String
     var file: URL?
     var state: DownloadState
     var received: Int64
@@ -21,7 +22,7 @@ struct TransferEntry: Sendable {
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id
-        url = snapshot.url
+        url = snapshot.url.absoluteString
         file = snapshot.file
         state = snapshot.state
         received = snapshot.receivedBytes
@@ -32,8 +33,9 @@ struct TransferEntry: Sendable {
     /// The file name if known, else the last part of the URL.
     var name: String {
         if let file { return file.lastPathComponent }
-        let last = url.lastPathComponent
-        return last.isEmpty || last == "/" ? (url.host ?? url.absoluteString) : last
+        guard let parsed = URL(string: url) else { return url }
+        let last = parsed.lastPathComponent
+        return last.isEmpty || last == "/" ? (parsed.host ?? url) : last
     }
 
     var fraction: Double? {
@@ -63,27 +65,45 @@ struct TransferEntry: Sendable {
 }
 
 /// The downloads a session follows, updated from the manager's events.
+///
+/// Kept for a redraw ten times a second over lists of 100,000: the entries densely in the order first seen, and
+/// the counts, the running downloads and the totals kept as entries change, so a redraw visits the running ones only.
 struct TransferTable: Sendable {
-    private(set) var entries: [DownloadID: TransferEntry] = [:]
     /// In the order they were first seen.
-    private(set) var order: [DownloadID] = []
+    private(set) var all: [TransferEntry] = []
+    private var positions: [DownloadID: Int] = [:]
+    /// How many are in each state.
+    private(set) var counts: [DownloadState: Int] = [:]
+    /// The positions of the running ones.
+    private var runningPositions: Set<Int> = []
+    /// Bytes received by the downloads that did not fail.
+    private(set) var received: Int64 = 0
+    private var expectedKnown: Int64 = 0
+    /// Downloads that did not fail and whose size is unknown (then so is the total).
+    private var unknownSizes = 0
 
-    subscript(id: DownloadID) -> TransferEntry? { entries[id] }
+    subscript(id: DownloadID) -> TransferEntry? { positions[id].map { all[$0] } }
 
-    var all: [TransferEntry] { order.compactMap { entries[$0] } }
+    /// The running downloads, in the order first seen.
+    var running: [TransferEntry] { runningPositions.sorted().map { all[$0] } }
+
+    /// The size of all that did not fail; nil while one of them has no known size.
+    var expected: Int64? { unknownSizes == 0 ? expectedKnown : nil }
 
     mutating func insert(_ snapshot: DownloadSnapshot) {
-        guard entries[snapshot.id] == nil else { return }
+        guard positions[snapshot.id] == nil else { return }
         var entry = TransferEntry(snapshot)
         entry.wasAlreadyComplete = snapshot.state == .completed
-        entries[snapshot.id] = entry
-        order.append(snapshot.id)
+        positions[snapshot.id] = all.count
+        all.append(entry)
+        count(entry, at: all.count - 1, as: 1)
     }
 
     /// Applies one event; returns the entry as it is now, or nil if the download is not followed.
     mutating func apply(_ event: DownloadEvent) -> TransferEntry? {
         if case .added(let snapshot) = event.change { insert(snapshot) }
-        guard var entry = entries[event.id] else { return nil }
+        guard let position = positions[event.id] else { return nil }
+        var entry = all[position]
         let now = ContinuousClock.now
         switch event.change {
         case .added:
@@ -130,13 +150,27 @@ struct TransferTable: Sendable {
         case .mirrorDropped:
             break
         }
-        entries[event.id] = entry
+        count(all[position], at: position, as: -1)
+        all[position] = entry
+        count(entry, at: position, as: 1)
         return entry
     }
 
     /// Records the path a download got once its name was chosen.
     mutating func update(file: URL?, for id: DownloadID) {
-        if let file { entries[id]?.file = file }
+        if let file, let position = positions[id] { all[position].file = file }
+    }
+
+    /// Adds `entry` to the counts and totals (`sign` 1), or takes it out (-1).
+    private mutating func count(_ entry: TransferEntry, at position: Int, as sign: Int) {
+        counts[entry.state, default: 0] += sign
+        if entry.state == .running {
+            if sign > 0 { runningPositions.insert(position) } else { runningPositions.remove(position) }
+        }
+        // Failed downloads count for nothing in the totals.
+        guard entry.state != .failed else { return }
+        received += Int64(sign) * entry.received
+        if let expected = entry.expected { expectedKnown += Int64(sign) * expected } else { unknownSizes += sign }
     }
 }
 
