@@ -48,31 +48,10 @@ struct DownloadRecord: Sendable, Equatable {
         var httpStatus: Int?
     }
 
-    var errorCode: Int? {
-        get { storedError?.value.code }
-        set { setError(\.code, newValue) }
-    }
-    var errorSummary: String? {
-        get { storedError?.value.summary }
-        set { setError(\.summary, newValue) }
-    }
-    var errorSuggestion: String? {
-        get { storedError?.value.suggestion }
-        set { setError(\.suggestion, newValue) }
-    }
-    var errorTransient: Bool? {
-        get { storedError?.value.transient }
-        set { setError(\.transient, newValue) }
-    }
-    var errorHTTPStatus: Int? {
-        get { storedError?.value.httpStatus }
-        set { setError(\.httpStatus, newValue) }
-    }
-
-    private mutating func setError<Value>(_ column: WritableKeyPath<ErrorColumns, Value?>, _ value: Value?) {
-        var columns = storedError?.value ?? ErrorColumns()
-        columns[keyPath: column] = value
-        storedError = columns == ErrorColumns() ? nil : OutOfLine(columns)
+    /// The error columns; nil while all are nil (no box is kept for them).
+    var errorColumns: ErrorColumns? {
+        get { storedError?.value }
+        set { storedError = newValue.flatMap { $0 == ErrorColumns() ? nil : OutOfLine($0) } }
     }
 
     init(
@@ -113,7 +92,7 @@ struct DownloadRecord: Sendable, Equatable {
 
     /// A row that could not be read: shown as failed with a ``DownloadError/Code/damagedRecord`` error, never run
     /// or written, and deleted by `remove`.
-    var isDamaged: Bool { errorCode == DownloadError.Code.damagedRecord.rawValue }
+    var isDamaged: Bool { errorColumns?.code == DownloadError.Code.damagedRecord.rawValue }
 
     /// The stand-in for a row that could not be read.
     static func damaged(id: Int64, url: String?, reason: String) -> DownloadRecord {
@@ -127,17 +106,16 @@ struct DownloadRecord: Sendable, Equatable {
 
     var lastError: DownloadError? {
         get {
-            guard let columns = storedError?.value, let code = columns.code else { return nil }
+            guard let columns = errorColumns, let code = columns.code else { return nil }
             return DownloadError(
                 code: .init(rawValue: code), summary: columns.summary ?? "", suggestion: columns.suggestion ?? "",
                 isTransient: columns.transient ?? false, httpStatus: columns.httpStatus)
         }
         set {
-            storedError = newValue.map {
-                OutOfLine(
-                    ErrorColumns(
-                        code: $0.code.rawValue, summary: $0.summary, suggestion: $0.suggestion,
-                        transient: $0.isTransient, httpStatus: $0.httpStatus))
+            errorColumns = newValue.map {
+                ErrorColumns(
+                    code: $0.code.rawValue, summary: $0.summary, suggestion: $0.suggestion, transient: $0.isTransient,
+                    httpStatus: $0.httpStatus)
             }
         }
     }

@@ -30,8 +30,10 @@ struct DownloadRecordDecoder {
             guard let value else { throw DownloadError.internalError("\(column.rawValue) is missing") }
             return value
         }
-        // The job's columns go to the record only if it has any: a download that never ran shares the empty box.
+        // The job's and the error's columns go to the record only if it has any: a download that never ran shares
+        // the empty transfer box, and one that never failed has no error box.
         var transfer = TransferRecord()
+        var error = DownloadRecord.ErrorColumns()
         for (index, column) in DownloadColumn.allCases.enumerated() {
             switch column {
             case .id: record.id = try row.integer(at: index)
@@ -49,11 +51,11 @@ struct DownloadRecordDecoder {
             case .updatedAt: record.updatedAt = try required(row.date(at: index), column)
             case .startedAt: record.startedAt = try row.date(at: index)
             case .completedAt: record.completedAt = try row.date(at: index)
-            case .errorCode: record.errorCode = try row.integer(at: index).map(Int.init)
-            case .errorSummary: record.errorSummary = try row.text(at: index)
-            case .errorSuggestion: record.errorSuggestion = try row.text(at: index)
-            case .errorTransient: record.errorTransient = try row.boolean(at: index)
-            case .errorHTTPStatus: record.errorHTTPStatus = try row.integer(at: index).map(Int.init)
+            case .errorCode: error.code = try row.integer(at: index).map(Int.init)
+            case .errorSummary: error.summary = try row.text(at: index)
+            case .errorSuggestion: error.suggestion = try row.text(at: index)
+            case .errorTransient: error.transient = try row.boolean(at: index)
+            case .errorHTTPStatus: error.httpStatus = try row.integer(at: index).map(Int.init)
             case .hasPartData: transfer.hasPartData = try required(row.boolean(at: index), column)
             case .generation: transfer.generation = try required(row.integer(at: index), column)
             case .durableBytes: transfer.durableBytes = try required(row.integer(at: index), column)
@@ -71,6 +73,7 @@ struct DownloadRecordDecoder {
             }
         }
         if transfer != TransferRecord() { record.transfer = transfer }
+        record.errorColumns = error
         return record
     }
 

@@ -53,13 +53,11 @@ final class ForegroundSession {
         }
     }
 
-    /// Starts showing these downloads and the events collected since ``open(_:mode:followsNewDownloads:resumeHint:)``.
+    /// Starts showing the downloads `ids` names and the events collected since
+    /// ``open(_:mode:followsNewDownloads:resumeHint:)``.
     func show(_ ids: [DownloadID]) async {
-        // A few thousand snapshots at a time: a queue of 100,000 is never all in snapshots at once.
-        for start in stride(from: 0, to: ids.count, by: 4096) {
-            await display.follow(await manager.snapshots(of: Array(ids[start..<min(start + 4096, ids.count)])))
-        }
         let display = display
+        await manager.forEachBatch(ofSnapshots: ids) { await display.follow($0) }
         consuming = Task { [events] in await display.consume(events) }
         if case .terminal = mode {
             ticking = Task {

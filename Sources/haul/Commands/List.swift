@@ -25,9 +25,6 @@ struct List: AsyncParsableCommand {
 
     @OptionGroup var state: StateOptions
 
-    /// Rows are made and written this many at a time: a queue of 100,000 is never all in memory twice.
-    static let rowsPerWrite = 4096
-
     func run() async throws {
         let manager = try await state.openEditor()
         let ids = await manager.ids(in: states.isEmpty ? Set(DownloadState.allCases) : Set(states))
@@ -48,8 +45,8 @@ struct List: AsyncParsableCommand {
             Console.out(
                 "  ID  STATE       DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n")
         }
-        for start in stride(from: 0, to: ids.count, by: Self.rowsPerWrite) {
-            let snapshots = await manager.snapshots(of: Array(ids[start..<min(start + Self.rowsPerWrite, ids.count)]))
+        // Made and written a few thousand rows at a time.
+        try await manager.forEachBatch(ofSnapshots: ids) { snapshots in
             var text = ""
             text.reserveCapacity(snapshots.count * 80)
             for snapshot in snapshots {

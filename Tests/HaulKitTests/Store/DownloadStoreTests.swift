@@ -70,16 +70,13 @@ struct DownloadStoreTests {
         #expect(!read[0].storedTransfer.isShared(with: read[1].storedTransfer))
         #expect(read[0].storedError == nil && read[1].storedError != nil)
 
-        // Columns set one by one (as a row is read) and cleared again leave no box behind.
+        // Columns set and cleared again leave no box behind.
         var record = read[0]
-        record.errorHTTPStatus = 503
-        record.errorSummary = "down"
-        #expect(record.lastError?.httpStatus == nil, "no code: not an error yet")
-        record.errorCode = DownloadError.Code.serverError.rawValue
+        record.errorColumns = .init(summary: "down", httpStatus: 503)
+        #expect(record.lastError == nil, "no code: not an error yet")
+        record.errorColumns?.code = DownloadError.Code.serverError.rawValue
         #expect(record.lastError?.httpStatus == 503 && record.lastError?.summary == "down")
-        record.errorHTTPStatus = nil
-        record.errorSummary = nil
-        record.errorCode = nil
+        record.errorColumns = .init()
         #expect(record.storedError == nil && record == read[0])
         record.lastError = read[1].lastError
         #expect(record.lastError == read[1].lastError)
