@@ -36,7 +36,7 @@ final class EventHub: Sendable {
     }
 
     /// Sends an event of `id` to its subscribers; `change` is made only if there is one (adding 100,000 downloads
-    /// with nobody watching makes no snapshots).
+    /// with nobody watching makes no snapshots). It is made under the hub's lock, so it must not yield itself.
     func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {
         var event: DownloadEvent?
         var ends = false
