@@ -305,6 +305,7 @@ public actor DownloadManager {
         switch outcome {
         case .completed(let finished, _):
             record.completedAt = finished.completedAt ?? Date()
+            record.updatedAt = finished.updatedAt
             ending = .completed(recorded: finished.state == .completed)
         case .failed(_, let error):
             record.lastError = error

@@ -166,7 +166,9 @@ struct DownloadJob {
             case .finish:
                 do {
                     if let failure = state.failure { throw failure }
-                    return .completed(record, file: try await finish(follower: follower))
+                    // The record is taken once `finish` has made it `completed`, so the manager need not write it again.
+                    let file = try await finish(follower: follower)
+                    return .completed(record, file: file)
                 } catch {
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
                 }

@@ -30,6 +30,29 @@ struct DownloadBasicsTests {
         await harness.shutdown()
     }
 
+    @Test("the manager's view of a completed download is what its finishing group committed (nothing written again)")
+    func completedRecordMatchesStore() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/files/small.bin", size: 4096)
+        let id = try await harness.manager.add(url)
+        _ = try await harness.manager.wait(for: id)
+
+        let held = try #require(await harness.manager.records[id])
+        let stored = try #require(try await harness.manager.store.fetch(id))
+        // What the finishing group committed, not the record from before it (stored dates keep milliseconds).
+        #expect(held.transfer == stored.transfer)
+        #expect(held.state == stored.state && held.destinationPath == stored.destinationPath)
+        for (kept, written) in [
+            (held.updatedAt, stored.updatedAt),
+            (held.completedAt ?? .distantPast, stored.completedAt ?? .distantFuture),
+        ] {
+            #expect(abs(kept.timeIntervalSince(written)) < 0.001)
+        }
+        #expect(stored.transfer.durableBytes == 4096)
+        #expect(stored.transfer.finalizing)
+        await harness.shutdown()
+    }
+
     @Test("reports added, queued, running, progress and completed events in order")
     func reportsEvents() async throws {
         let harness = try await Harness.make()
