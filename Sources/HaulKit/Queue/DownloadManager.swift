@@ -38,6 +38,8 @@ public actor DownloadManager {
     let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
+    /// Writes the records new part files need first, in groups (internal for tests).
+    nonisolated let recorder: TransferRecorder
     /// What each download is: its record, with the state the lifecycle last gave it.
     var records = RecordTable()
     /// Every change of state is decided here.
@@ -87,6 +89,7 @@ public actor DownloadManager {
             hostLimiters[host.lowercased()] = RateLimiter(bytesPerSecond: limit, clock: configuration.tickClock)
         }
         finishing = FinishingQueue(store: store)
+        recorder = TransferRecorder { [store] records throws(DownloadError) in try store.saveTransfers(records) }
         lifecycle = DownloadLifecycle(
             rules: .init(
                 runsDownloads: configuration.runsDownloads,
@@ -268,7 +271,7 @@ public actor DownloadManager {
             widenClaim: { [store, limit = configuration.maxConnectionsPerHost] wanted in
                 store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
             },
-            urlProvider: configuration.urlProvider, finishing: finishing,
+            urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
             reserveDestination: { [weak self] id, directory, name, replacing throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
                 return try await self.reserveDestination(for: id, in: directory, name: name, replacing: replacing)

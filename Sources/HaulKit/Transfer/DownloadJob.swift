@@ -340,8 +340,8 @@ struct DownloadJob {
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
         // Recorded first (with the destination), so a crash right after never leaves a part file nobody owns; a
-        // recorded part file that is missing counts as empty.
-        try environment.store.saveTransfer(record)
+        // recorded part file that is missing counts as empty. Jobs at this step together share the commit.
+        try await environment.recorder.save(record)
         if state.current.file == nil {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
             // A new part file is created exclusively. One already there without validators of ours is never

@@ -14,6 +14,8 @@ struct JobEnvironment: Sendable {
     let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.
     let finishing: FinishingQueue
+    /// Writes the record a new part file needs first, together with other jobs' at the same moment.
+    let recorder: TransferRecorder
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free.
     let reserveDestination:
