@@ -38,7 +38,7 @@ public actor DownloadManager {
     let session: HTTPSession
     /// Moves finished files into place in groups (internal for tests).
     nonisolated let finishing: FinishingQueue
-    /// Writes the records new part files need first, in groups (internal for tests).
+    /// Writes the records new part files need first, in groups.
     nonisolated let recorder: TransferRecorder
     /// What each download is: its record, with the state the lifecycle last gave it.
     var records = RecordTable()

@@ -112,7 +112,7 @@ struct TransferRecorderTests {
         #expect(commits.committed.last == [5])
     }
 
-    @Test("a lone record is committed at once, on the caller's own turn")
+    @Test("a lone record is committed in a transaction of its own, its job columns written to SQLite")
     func loneRecord() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
