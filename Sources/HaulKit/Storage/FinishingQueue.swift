@@ -24,30 +24,20 @@ final class FinishingQueue: Sendable {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct State {
-        var waiting: [Waiting] = []
-        var draining = false
-        var groups = 0
-    }
-
     private let store: DownloadStore
-    private let state = Mutex(State())
+    private let waiting = Mutex(GroupQueue<Waiting>())
 
     init(store: DownloadStore) {
         self.store = store
     }
 
     /// Groups processed so far (each one commit and one sync per directory).
-    var groupCount: Int { state.withLock { $0.groups } }
+    var groupCount: Int { waiting.withLock { $0.groupCount } }
 
     /// Returns once the file is durable at its destination and its record says so, or throws why not.
     func finish(_ request: Request) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let startsDraining = state.withLock { state in
-                state.waiting.append(Waiting(request: request, continuation: continuation))
-                defer { state.draining = true }
-                return !state.draining
-            }
+            let startsDraining = waiting.withLock { $0.add(Waiting(request: request, continuation: continuation)) }
             if startsDraining { Task { await self.drain() } }
         }
     }
@@ -55,11 +45,7 @@ final class FinishingQueue: Sendable {
     /// Processes groups until none is waiting.
     private func drain() async {
         while true {
-            let group = state.withLock { state in
-                defer { state.waiting.removeAll() }
-                if state.waiting.isEmpty { state.draining = false } else { state.groups += 1 }
-                return state.waiting
-            }
+            let group = waiting.withLock { $0.nextGroup() }
             if group.isEmpty { return }
             let store = store
             let requests = group.map(\.request)

@@ -14,14 +14,8 @@ final class TransferRecorder: Sendable {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct State {
-        var waiting: [Waiting] = []
-        var leading = false
-        var commits = 0
-    }
-
     private let commit: @Sendable ([DownloadRecord]) throws(DownloadError) -> Void
-    private let state = Mutex(State())
+    private let waiting = Mutex(GroupQueue<Waiting>())
 
     /// A recorder that writes each group with `commit` (one transaction; ``DownloadStore/saveTransfers(_:)``).
     init(commit: @escaping @Sendable ([DownloadRecord]) throws(DownloadError) -> Void) {
@@ -29,20 +23,16 @@ final class TransferRecorder: Sendable {
     }
 
     /// Transactions written so far (each holds one or more records).
-    var commitCount: Int { state.withLock { $0.commits } }
+    var commitCount: Int { waiting.withLock { $0.groupCount } }
 
     /// Records waiting for the commit in progress to end (for tests).
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
+    var waitingCount: Int { waiting.withLock { $0.count } }
 
     /// Returns once the job's columns of `record` are committed, or throws why not.
     func save(_ record: DownloadRecord) async throws(DownloadError) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let leads = state.withLock { state in
-                    state.waiting.append(Waiting(record: record, continuation: continuation))
-                    defer { state.leading = true }
-                    return !state.leading
-                }
+                let leads = waiting.withLock { $0.add(Waiting(record: record, continuation: continuation)) }
                 if leads { lead() }
             }
         } catch let error as DownloadError {
@@ -55,11 +45,7 @@ final class TransferRecorder: Sendable {
     /// Commits the waiting records, group by group, until none is left.
     private func lead() {
         while true {
-            let group = state.withLock { state in
-                defer { state.waiting.removeAll(keepingCapacity: true) }
-                if state.waiting.isEmpty { state.leading = false } else { state.commits += 1 }
-                return state.waiting
-            }
+            let group = waiting.withLock { $0.nextGroup() }
             if group.isEmpty { return }
             do {
                 try commit(group.map(\.record))

@@ -75,15 +75,24 @@ struct TransferRecorderTests {
         }
     }
 
+    /// Saves record 1 on a thread of its own, its commit held at the gate; saves `behind` while it is held; opens the
+    /// gate once they all wait. Returns the first save and those behind it.
+    static func saveBehindHeldCommit(
+        _ recorder: TransferRecorder, _ commits: GatedCommits, behind ids: ClosedRange<Int64>
+    ) async throws -> (first: Task<Void, any Error>, behind: [Task<Void, any Error>]) {
+        let first = Task(executorPreference: OwnThread()) { try await recorder.save(Self.record(1)) }
+        await commits.firstCommitBegan()
+        let behind = ids.map { id in Task { try await recorder.save(Self.record(id)) } }
+        try await Self.waitUntil(recorder, holds: ids.count)
+        commits.open()
+        return (first, behind)
+    }
+
     @Test("records that arrive during a commit are written together in the next one, each caller resumed after it")
     func groupsArrivals() async throws {
         let commits = GatedCommits()
         let recorder = TransferRecorder { records throws(DownloadError) in try commits.commit(records) }
-        let first = Task(executorPreference: OwnThread()) { try await recorder.save(Self.record(1)) }
-        await commits.firstCommitBegan()
-        let others = (2...9).map { id in Task { try await recorder.save(Self.record(Int64(id))) } }
-        try await Self.waitUntil(recorder, holds: 8)
-        commits.open()
+        let (first, others) = try await Self.saveBehindHeldCommit(recorder, commits, behind: 2...9)
         try await first.value
         for other in others { try await other.value }
 
@@ -99,11 +108,7 @@ struct TransferRecorderTests {
     func failureFailsItsGroup() async throws {
         let commits = GatedCommits(failing: [1])
         let recorder = TransferRecorder { records throws(DownloadError) in try commits.commit(records) }
-        let first = Task(executorPreference: OwnThread()) { try await recorder.save(Self.record(1)) }
-        await commits.firstCommitBegan()
-        let failing = (2...4).map { id in Task { try await recorder.save(Self.record(Int64(id))) } }
-        try await Self.waitUntil(recorder, holds: 3)
-        commits.open()
+        let (first, failing) = try await Self.saveBehindHeldCommit(recorder, commits, behind: 2...4)
         try await first.value
         for task in failing {
             await #expect(throws: DownloadError.self) { try await task.value }

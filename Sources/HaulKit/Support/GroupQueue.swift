@@ -1,0 +1,26 @@
+/// Items waiting to be handled in groups, one group at a time: whoever adds an item while nobody is handling them
+/// starts, and takes group after group until none is left. Kept in a `Mutex` by its owner (``FinishingQueue``,
+/// ``TransferRecorder``).
+struct GroupQueue<Item> {
+    private var waiting: [Item] = []
+    private var handling = false
+    /// Groups taken so far.
+    private(set) var groupCount = 0
+
+    /// Items waiting for the next group.
+    var count: Int { waiting.count }
+
+    /// Adds `item` to the next group; returns whether the caller must now start handling groups (nobody was).
+    mutating func add(_ item: Item) -> Bool {
+        waiting.append(item)
+        defer { handling = true }
+        return !handling
+    }
+
+    /// Takes every item waiting as the next group; empty when none waits, and handling has then stopped.
+    mutating func nextGroup() -> [Item] {
+        defer { waiting.removeAll(keepingCapacity: true) }
+        if waiting.isEmpty { handling = false } else { groupCount += 1 }
+        return waiting
+    }
+}
