@@ -126,20 +126,35 @@ extension DownloadManager {
         let base = configuration.downloadDirectory
         switch destination {
         case nil:
-            return configuration.sharedQueue == nil ? .directory(base.standardizedFileURL) : nil
+            return configuration.sharedQueue == nil ? .directory(absolute(base, base: base, isDirectory: true)) : nil
         case .directory(let url):
-            return .directory(absolute(url, base: base))
+            return .directory(absolute(url, base: base, isDirectory: true))
         case .file(let url):
-            let file = absolute(url, base: base)
-            if FileSystem.entry(at: file.path) == .directory { return .directory(file) }
+            let file = absolute(url, base: base, isDirectory: false)
+            if FileSystem.entry(at: file.path) == .directory {
+                return .directory(absolute(file, base: base, isDirectory: true))
+            }
             return .file(file)
         }
     }
 
-    private func absolute(_ url: URL, base: URL) -> URL {
+    /// `url` made absolute and spelled one way, whether or not the directory exists yet (`URL(fileURLWithPath:)`
+    /// adds a trailing `/` only for a directory that is there).
+    private func absolute(_ url: URL, base: URL, isDirectory: Bool) -> URL {
         let path = url.path
-        if path.hasPrefix("/") { return URL(fileURLWithPath: path).standardizedFileURL }
-        return base.appendingPathComponent(path).standardizedFileURL
+        let absolute = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
+        return URL(fileURLWithPath: absolute.standardizedFileURL.path, isDirectory: isDirectory)
+    }
+
+    /// Whether two requested destinations name the same place, however their URLs were spelled (records written
+    /// before destinations were spelled one way have a directory with or without its trailing `/`).
+    static func sameDestination(_ one: DownloadDestination?, _ other: DownloadDestination?) -> Bool {
+        switch (one, other) {
+        case (nil, nil): true
+        case (.file(let first)?, .file(let second)?), (.directory(let first)?, .directory(let second)?):
+            first.standardizedFileURL.path == second.standardizedFileURL.path
+        default: false
+        }
     }
 
     private func urlIndex() -> [String: [DownloadID]] {
@@ -153,7 +168,9 @@ extension DownloadManager {
 
     private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
         for id in urlIndex()[url] ?? [] {
-            guard let record = records[id], record.requestedDestination == destination else { continue }
+            guard let record = records[id], Self.sameDestination(record.requestedDestination, destination) else {
+                continue
+            }
             if record.state == .completed {
                 // Done before; only counts while its file is still there.
                 guard let path = record.destinationPath, FileSystem.entry(at: path) != .none else { continue }

@@ -169,4 +169,19 @@ struct DownloadBasicsTests {
         #expect(await harness.manager.snapshots().count == 1)
         await harness.shutdown()
     }
+
+    @Test("adding again to a directory that did not exist the first time finds the same download")
+    func addingToNewDirectoryAgain() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/later.bin", size: 1000)
+        let path = harness.directory.file("not-yet").path
+        // `URL(fileURLWithPath:)` ends a directory's URL in `/` only once the directory is there.
+        let first = try await harness.manager.add(url, to: .directory(URL(fileURLWithPath: path)), paused: true)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let second = try await harness.manager.add(url, to: .directory(URL(fileURLWithPath: path)))
+        #expect(first == second)
+        expectContent(try await harness.manager.wait(for: second), size: 1000)
+        #expect(await harness.manager.snapshots().count == 1)
+        await harness.shutdown()
+    }
 }
