@@ -102,6 +102,37 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test(
+            "SIGKILL while small files held in memory are being finished: the next run completes each, byte-exact, under its name",
+            arguments: ["after-held-bodies-recorded", "before-completion-recorded"])
+        func killWhileFinishingSmallFiles(at point: String) async throws {
+            let origin = try await TestOrigin.start()
+            let sizes = (0..<24).map { 1_000 + 3_000 * $0 }
+            let names = sizes.indices.map { "s\($0).bin" }
+            let urls = zip(names, sizes).map { origin.serve("/" + $0, size: $1) }
+            let directory = TemporaryDirectory()
+            let list = directory.file("list.txt")
+            try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+            let files = directory.file("files")
+            let arguments = [
+                "get", "-q", "-j", "8", "--state-dir", directory.file("state").path, "-d", files.path, "-i", list.path,
+            ]
+            let first = try ChildProcess(
+                product: "haul", arguments: arguments, environment: ["HAUL_CRASH_POINT": point])
+            _ = try await first.wait()
+            #expect(first.process.terminationReason == .uncaughtSignal, "it did not reach the crash point")
+
+            let second = try ChildProcess(product: "haul", arguments: arguments)
+            #expect(try await second.wait() == 0, "\(second.standardError)")
+            // Every file under the name it was first given: no part file left, no second copy beside it.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: files.path).sorted() == names.sorted())
+            for (name, size) in zip(names, sizes) {
+                let data = try #require(FileManager.default.contents(atPath: files.appendingPathComponent(name).path))
+                #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil, "\(name)")
+            }
+            await origin.stop()
+        }
+
         @Test("Ctrl-C stops cleanly with exit 130 and a resume hint; the same command resumes")
         func interruptAndRerun() async throws {
             let origin = try await TestOrigin.start()

@@ -12,10 +12,10 @@ struct OverlapCheck {
     private(set) var remaining: Int
 
     /// Reads the `count` bytes at `offset` that the response is expected to repeat.
-    init(file: PartFile, offset: Int64, count: Int) throws(DownloadError) {
+    init(sink: any BodySink, offset: Int64, count: Int) throws(DownloadError) {
         remaining = count
         guard count > 0 else { return }
-        guard try file.read(into: &onDisk, count: count, at: offset) == count else {
+        guard try sink.read(into: &onDisk, count: count, at: offset) == count else {
             throw .internalError("the part file is shorter than recorded")
         }
     }

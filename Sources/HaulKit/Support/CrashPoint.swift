@@ -13,6 +13,10 @@ enum CrashPoint {
 
     /// The part file of a multi-connection download was preallocated (zero-filled to its full size).
     static let afterPreallocation = "after-preallocation"
+    /// A finishing group committed its held bodies' records; their part files are not written yet.
+    static let afterHeldBodiesRecorded = "after-held-bodies-recorded"
+    /// A finishing group renamed its files into place; their completion is not recorded yet.
+    static let beforeCompletionRecorded = "before-completion-recorded"
 
     /// Dies with SIGKILL here if the environment names `point`.
     static func reach(_ point: String) {

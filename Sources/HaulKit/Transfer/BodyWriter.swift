@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 
-/// Streams one response body into the part file: compares the re-fetched overlap with the disk, writes at
+/// Streams one response body into the part file (or a held body): compares the re-fetched overlap with the disk, writes at
 /// increasing offsets, applies the speed limits and drops a response that falls below the lowest speed.
 ///
 /// The one body-writing loop, shared by one-connection and segment transfers; what the bytes mean (a contiguous
@@ -17,7 +17,8 @@ struct BodyWriter: Sendable {
         case mismatch
     }
 
-    let file: PartFile
+    /// The part file, or the memory of a small file held whole.
+    let sink: any BodySink
     let state: TransferState
     let limiter: RateLimiter
     let globalLimiter: RateLimiter
@@ -44,7 +45,7 @@ struct BodyWriter: Sendable {
         var position = start
         var received: Int64 = 0
         var room = room
-        var check = try OverlapCheck(file: file, offset: start, count: Int(overlap))
+        var check = try OverlapCheck(sink: sink, offset: start, count: Int(overlap))
         var watch = settings.lowestSpeed.map {
             LowSpeedWatch(minimum: $0, window: settings.lowSpeedWindow, start: stopwatch.elapsed)
         }
@@ -64,7 +65,7 @@ struct BodyWriter: Sendable {
             while chunk.readableBytes > 0 {
                 guard room > 0 else { return .full(position: position) }
                 let count = min(chunk.readableBytes, Int(min(room, Int64(Self.largestWrite))))
-                try file.write(chunk.readSlice(length: count)!, at: position)
+                try sink.write(chunk.readSlice(length: count)!, at: position)
                 position += Int64(count)
                 room = try wrote(count, position)
                 let pause = max(

@@ -57,6 +57,9 @@ struct DownloadJob {
     var existingModified: Date?
     /// The generation of ``target`` the last one-connection request used.
     var requestedGeneration = 0
+    /// The whole body of a small new file, received into memory: the finishing group writes it (see ``HeldBody``).
+    /// `fresh`: its name was reserved in this run.
+    var held: (body: HeldBody, fresh: Bool)?
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
@@ -236,6 +239,12 @@ struct DownloadJob {
                     record.transfer.totalBytes = total
                     try environment.store.saveTransfer(record)
                 }
+            } else if let total = holdableSize(head, validator: validator, offset: offset) {
+                let fresh = try await nameIfNeeded(head: head, url: response.url)
+                record.transfer.record(validator)
+                state.update { $0.total = total }
+                return try await receiveHeld(
+                    response.body, validator: validator, fresh: fresh, contentLength: head.contentLength)
             } else {
                 try await beginPartData(validator, head: head, url: response.url)
             }
@@ -308,29 +317,39 @@ struct DownloadJob {
 
     /// Records the validators of a fresh copy and gets the part file ready (naming it first when needed).
     mutating func beginPartData(_ validator: ResourceValidator, head: ResponseHead, url: URL?) async throws {
-        // A name reserved now has no part file beside it (the reservation just looked): no need to look again.
-        let reservedNow = record.destinationPath == nil
-        if reservedNow {
-            let requested = record.requestedDestination ?? .directory(environment.settings.downloadDirectory)
-            guard case .directory(let directory) = requested else {
-                throw DownloadError.internalError("download \(id) has no destination")
-            }
-            let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
-            let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
-            let policy = record.options.existingFile
-            let named = (directory.path as NSString).appendingPathComponent(name)
-            // Only these policies care what is there already; otherwise the reservation picks a free name.
-            if policy == .keep || policy == .replaceIfNewer, case .regularFile(let size) = FileSystem.entry(at: named) {
-                if policy == .keep { throw KeptExistingFile(file: keepExisting(named, size: size)) }
-                if policy == .replaceIfNewer, let modified = FileSystem.modificationDate(of: named),
-                    !Self.isNewer(head.lastModified, than: modified)
-                {
-                    throw KeptExistingFile(file: keepExisting(named, size: size))
-                }
-            }
-            record.destinationPath = try await environment.reserveDestination(
-                id, directory.path, name, policy == .replace || policy == .replaceIfNewer)
+        let fresh = try await nameIfNeeded(head: head, url: url)
+        try await createPartFile(validator, fresh: fresh)
+    }
+
+    /// Names the file when it has no destination yet: a free name in its directory, reserved for the download.
+    /// Returns whether it was named now (then no part file is beside it: the reservation just looked).
+    mutating func nameIfNeeded(head: ResponseHead, url: URL?) async throws -> Bool {
+        guard record.destinationPath == nil else { return false }
+        let requested = record.requestedDestination ?? .directory(environment.settings.downloadDirectory)
+        guard case .directory(let directory) = requested else {
+            throw DownloadError.internalError("download \(id) has no destination")
         }
+        let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
+        let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
+        let policy = record.options.existingFile
+        let named = (directory.path as NSString).appendingPathComponent(name)
+        // Only these policies care what is there already; otherwise the reservation picks a free name.
+        if policy == .keep || policy == .replaceIfNewer, case .regularFile(let size) = FileSystem.entry(at: named) {
+            if policy == .keep { throw KeptExistingFile(file: keepExisting(named, size: size)) }
+            if policy == .replaceIfNewer, let modified = FileSystem.modificationDate(of: named),
+                !Self.isNewer(head.lastModified, than: modified)
+            {
+                throw KeptExistingFile(file: keepExisting(named, size: size))
+            }
+        }
+        record.destinationPath = try await environment.reserveDestination(
+            id, directory.path, name, policy == .replace || policy == .replaceIfNewer)
+        return true
+    }
+
+    /// Commits the record of a new part file (destination and validators), then creates the file. `fresh`: the
+    /// name was reserved now, so nothing is at the part path.
+    mutating func createPartFile(_ validator: ResourceValidator, fresh: Bool) async throws {
         guard let partPath = record.partPath, let destination = record.destinationPath else {
             throw DownloadError.internalError("download \(id) has no destination")
         }
@@ -346,7 +365,7 @@ struct DownloadJob {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
             // A new part file is created exclusively. One already there without validators of ours is never
             // trusted: it is emptied, unless another download (here or in another process) holds it.
-            let leftover = !reservedNow && FileSystem.entry(at: partPath) != .none
+            let leftover = !fresh && FileSystem.entry(at: partPath) != .none
             let file = try PartFile(path: partPath, mode: leftover ? .reuseLeftover : .createNew)
             state.update { $0.file = file }
         }
@@ -390,9 +409,9 @@ struct DownloadJob {
         }
     }
 
-    func writer(_ file: PartFile) -> BodyWriter {
+    func writer(_ sink: any BodySink) -> BodyWriter {
         BodyWriter(
-            file: file, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
+            sink: sink, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
             hostLimiter: environment.hostLimiter, settings: settings,
             stopwatch: stopwatch, monitor: monitorLauncher)
     }
@@ -439,16 +458,105 @@ struct DownloadJob {
         }
     }
 
+    // MARK: - Small files
+
+    /// The size of a new file this response brings whole and small enough to hold in memory (``HeldBody``), or nil
+    /// to write it to a part file as it comes: nothing of it on disk yet, one connection, no checksum to follow and
+    /// no modification time to keep.
+    func holdableSize(_ head: ResponseHead, validator: ResourceValidator, offset: Int64) -> Int64? {
+        guard offset == 0, state.current.file == nil, board == nil, let total = validator.totalBytes,
+            total <= settings.heldBodyLimit, record.options.checksum == nil,
+            record.options.existingFile != .replaceIfNewer,
+            connectionsAllowed == 1 || total < 2 * settings.minimumSegmentSize
+        else { return nil }
+        if head.status == 206 {
+            // Only a range that is the whole file.
+            guard let range = head.contentRange.flatMap(ContentRange.init(parsing:)), range.first == 0,
+                range.last.map({ $0 + 1 }) == total
+            else { return nil }
+        }
+        return total
+    }
+
+    /// Receives the whole body of a small new file into memory; ``finish(follower:)`` hands it to the finishing
+    /// group. A body that does not complete is written to its part file first (``spill(_:validator:fresh:)``).
+    mutating func receiveHeld(
+        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?
+    ) async throws -> AttemptResult {
+        guard let total = validator.totalBytes else { throw DownloadError.internalError("a held body needs its size") }
+        let bytes = HeldBody(capacity: Int(total))
+        let state = state
+        let ending: BodyWriter.Ending
+        do {
+            ending = try await writer(bytes).write(body, from: 0, overlap: 0, room: total) { count, position in
+                if let failure = state.didReceive(count) { throw failure }
+                return total - position
+            }
+        } catch {
+            await spill(bytes, validator: validator, fresh: fresh)
+            throw error
+        }
+        switch ending {
+        case .ended(let position, _) where position == total:
+            held = (bytes, fresh)
+            state.update { $0.written = total }
+            return .completed
+        case .ended(let position, let received):
+            await spill(bytes, validator: validator, fresh: fresh)
+            if let contentLength, received < contentLength {
+                throw DownloadError.responseTruncated(received: received, expected: contentLength)
+            }
+            return .incomplete(wrote: position > 0)
+        case .full:
+            await spill(bytes, validator: validator, fresh: fresh)
+            throw DownloadError.malformedResponse("the server sent more than the \(total) bytes it announced")
+        case .mismatch:
+            throw DownloadError.internalError("a held body has no overlap to compare")
+        }
+    }
+
+    /// Writes what a held body received to its part file, recorded first as any new part file, so a small download
+    /// that was cut, stopped or failed continues from those bytes as if they had gone there all along. If that
+    /// fails, the download starts again from byte 0.
+    mutating func spill(_ bytes: HeldBody, validator: ResourceValidator, fresh: Bool) async {
+        let contents = bytes.contents
+        guard contents.readableBytes > 0 else { return }
+        do {
+            try await createPartFile(validator, fresh: fresh)
+            try state.current.file?.write(contents, at: 0)
+            let count = Int64(contents.readableBytes)
+            state.update {
+                $0.written = count
+                $0.received = count
+            }
+        } catch {
+            logger.info("could not keep the bytes of a small file", metadata: ["error": "\(error)"])
+            state.current.file?.close()
+            record.transfer.hasPartData = false
+            state.update {
+                $0.file = nil
+                $0.written = 0
+                $0.received = 0
+            }
+        }
+    }
+
     // MARK: - Finishing
 
-    /// Verifies, syncs and renames the complete part file into place; returns the destination.
+    /// Verifies, syncs and renames the complete part file (or writes the held body) into place; returns the
+    /// destination.
     mutating func finish(follower: Task<String, any Error>?) async throws -> URL {
-        guard let file = state.current.file, let partPath = record.partPath, let destination = record.destinationPath
+        guard let partPath = record.partPath, let destination = record.destinationPath,
+            held != nil || state.current.file != nil
         else { throw DownloadError.internalError("download \(id) finished without a part file") }
         let total = state.update {
             $0.finished = true
             $0.total = $0.total ?? $0.written
             return $0.written
+        }
+        if let held { return try await finishHeld(held, total: total, partPath: partPath, destination: destination) }
+        guard let file = state.current.file else {
+            throw DownloadError.internalError("download \(id) finished without a part file")
         }
         if let checksum = record.options.checksum, let follower {
             let digest = try await follower.value
@@ -471,16 +579,51 @@ struct DownloadJob {
         record.transfer.totalBytes = total
         record.transfer.durableBytes = total
         record.transfer.finalizing = true
+        markCompleted()
+        // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
+        // files finishing now.
+        try await environment.finishing.finish(
+            .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
+        file.close()
+        state.update { $0.file = nil }
+        return URL(fileURLWithPath: destination, isDirectory: false)
+    }
+
+    /// Hands a held body to the finishing group: its record (destination, validators, no synced bytes) is committed
+    /// there before its part file is written, synced and renamed.
+    private mutating func finishHeld(
+        _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
+    ) async throws -> URL {
+        self.held = nil
+        try FileSystem.createDirectory(FileSystem.parent(of: destination))
+        record.transfer.totalBytes = total
+        record.transfer.hasPartData = true
+        record.transfer.durableBytes = 0
+        record.transfer.bootID = BootIdentity.current
+        markCompleted()
+        do {
+            try await environment.finishing.finish(
+                .init(
+                    contents: .held(held.body.contents, fresh: held.fresh), record: record, partPath: partPath,
+                    destination: destination))
+        } catch {
+            // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.
+            record.transfer.hasPartData = false
+            state.update {
+                $0.finished = false
+                $0.written = 0
+                $0.received = 0
+            }
+            throw error
+        }
+        return URL(fileURLWithPath: destination, isDirectory: false)
+    }
+
+    /// Marks the record completed, as the finishing group writes it.
+    private mutating func markCompleted() {
         record.updatedAt = Date()
         record.state = .completed
         record.completedAt = record.updatedAt
         record.lastError = nil
-        // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
-        // files finishing now.
-        try await environment.finishing.finish(
-            .init(file: file, record: record, partPath: partPath, destination: destination))
-        file.close()
-        state.update { $0.file = nil }
-        return URL(fileURLWithPath: destination, isDirectory: false)
     }
 }

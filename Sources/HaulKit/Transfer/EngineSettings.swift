@@ -19,6 +19,9 @@ struct EngineSettings: Sendable {
     var logger: Logger
     var maxConnectionsPerHost: Int
     var minimumSegmentSize: Int64
+    /// A new file of at most this many bytes is received whole into memory and written by the finishing group
+    /// (``HeldBody``): no commit and no part file of its own before it is complete.
+    var heldBodyLimit: Int64 = 256 * 1024
     /// A response slower than this (bytes per second) over ``lowSpeedWindow`` is dropped and resumed; nil for never.
     var lowestSpeed: Int64?
     var lowSpeedWindow: Duration

@@ -25,7 +25,80 @@ struct FinishingQueueTests {
         record.transfer.finalizing = true
         record.state = .completed
         record.completedAt = now
-        return .init(file: file, record: record, partPath: destination + partFileSuffix, destination: destination)
+        return .init(
+            contents: .file(file), record: record, partPath: destination + partFileSuffix, destination: destination)
+    }
+
+    /// A recorded download whose whole body of `size` bytes is held in memory, ready to finish.
+    static func held(
+        _ name: String, size: Int, in directory: TemporaryDirectory, store: SQLiteDownloadStore, fresh: Bool = true
+    ) throws -> FinishingQueue.Request {
+        let destination = directory.file(name).path
+        let now = Date()
+        var record = DownloadRecord(
+            url: "http://example.com/\(name)", options: DownloadOptions(), state: .running, createdAt: now,
+            updatedAt: now)
+        record = try store.insert([record])[0]
+        record.destinationPath = destination
+        record.transfer.hasPartData = true
+        record.transfer.totalBytes = Int64(size)
+        record.state = .completed
+        record.completedAt = now
+        let body = ByteBuffer(bytes: TestContent.bytes(0..<size))
+        return .init(
+            contents: .held(body, fresh: fresh), record: record, partPath: destination + partFileSuffix,
+            destination: destination)
+    }
+
+    @Test("held bodies and part files finishing together: each is written, placed and recorded completed")
+    func heldBodies() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let queue = FinishingQueue(store: store)
+        let requests =
+            try (0..<20).map { try Self.held("h\($0).bin", size: 100 * $0, in: directory, store: store) }
+            + (0..<5).map { try Self.ready("f\($0).bin", size: 1_000 + $0, in: directory, store: store) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for request in requests { group.addTask { try await queue.finish(request) } }
+            try await group.waitForAll()
+        }
+        for request in requests {
+            let size = Int(request.record.transfer.totalBytes ?? -1)
+            let data = try #require(FileManager.default.contents(atPath: request.destination))
+            if case .held = request.contents {
+                #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            } else {
+                #expect(data.count == size)
+            }
+            #expect(FileSystem.entry(at: request.partPath) == FileSystem.Entry.none)
+            let stored = try #require(try store.fetch(request.record.downloadID))
+            #expect(stored.state == .completed)
+            #expect(stored.destinationPath == request.destination)
+            #expect(stored.transfer.hasPartData)
+            close(request)
+        }
+        #expect(queue.groupCount < requests.count)
+    }
+
+    @Test("a held body whose part file cannot be created fails alone; what is at its part path is not touched")
+    func heldBodyRefused() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let queue = FinishingQueue(store: store)
+        let good = try Self.held("good.bin", size: 5_000, in: directory, store: store)
+        let taken = try Self.held("taken.bin", size: 5_000, in: directory, store: store)
+        // Another download created the part file at the same moment (its name was reserved fresh here).
+        _ = FileManager.default.createFile(atPath: taken.partPath, contents: Data("theirs".utf8))
+        let placed = Task { try await queue.finish(good) }
+        let refused = Task { try await queue.finish(taken) }
+        try await placed.value
+        await #expect(throws: DownloadError.self) { try await refused.value }
+        #expect(FileSystem.entry(at: good.destination) == .regularFile(size: 5_000))
+        #expect(FileSystem.entry(at: taken.destination) == FileSystem.Entry.none)
+        #expect(FileManager.default.contents(atPath: taken.partPath) == Data("theirs".utf8))
+        let stored = try #require(try store.fetch(taken.record.downloadID))
+        #expect(stored.state == .running, "never recorded completed")
+        #expect(stored.transfer.durableBytes == 0, "no byte of it is claimed synced")
     }
 
     @Test("files finishing together share groups; each ends in place, recorded completed")
@@ -44,7 +117,7 @@ struct FinishingQueueTests {
             let stored = try #require(try store.fetch(request.record.downloadID))
             #expect(stored.state == .completed)
             #expect(stored.transfer.finalizing)
-            request.file.close()
+            close(request)
         }
         #expect(queue.groupCount < requests.count, "files finishing at once share a commit and a directory sync")
     }
@@ -65,7 +138,11 @@ struct FinishingQueueTests {
         await #expect(throws: (any Error).self) { try await refused.value }
         #expect(FileSystem.entry(at: good.destination) == .regularFile(size: 10))
         #expect(try store.fetch(bad.record.downloadID)?.state == .running, "never recorded completed")
-        good.file.close()
-        bad.file.close()
+        close(good)
+        close(bad)
+    }
+
+    func close(_ request: FinishingQueue.Request) {
+        if case .file(let file) = request.contents { file.close() }
     }
 }

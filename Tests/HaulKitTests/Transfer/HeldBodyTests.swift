@@ -1,0 +1,128 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+@Suite("Small files held in memory")
+struct HeldBodyTests {
+    static let size = 200_000
+
+    @Test("a small file is held until it is complete: no part file and nothing committed while it arrives")
+    func heldUntilComplete() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/small.bin", size: Self.size)
+        harness.origin.setFaults { $0.bytesPerSecond = 200_000 }
+        let id = try await harness.manager.add(url)
+        try await harness.waitForProgress(id, atLeast: 40_000)
+        let part = harness.directory.file("small.bin.part").path
+        #expect(!FileManager.default.fileExists(atPath: part))
+        let arriving = try #require(try await harness.manager.store.fetch(id))
+        #expect(!arriving.transfer.hasPartData && arriving.destinationPath == nil)
+
+        let file = try await harness.manager.wait(for: id)
+        expectContent(file, size: Self.size)
+        #expect(!FileManager.default.fileExists(atPath: part))
+        #expect(harness.origin.requests(to: "/small.bin").count == 1)
+        let stored = try #require(try await harness.manager.store.fetch(id))
+        #expect(stored.state == .completed && stored.destinationPath == file.path)
+        #expect(stored.transfer.totalBytes == Int64(Self.size))
+        await harness.shutdown()
+    }
+
+    @Test("a small file cut mid-body continues from the bytes it had: they went to its part file first")
+    func cutContinues() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/cut.bin", size: Self.size)
+        harness.origin.setFaults {
+            $0.cutAfter = 60_000
+            $0.cutTimes = 1
+        }
+        let id = try await harness.manager.add(url)
+        expectContent(try await harness.manager.wait(for: id), size: Self.size)
+        let requests = harness.origin.requests(to: "/cut.bin")
+        #expect(requests.map(\.range) == ["bytes=0-", "bytes=60000-"])
+        #expect(requests.last?.ifRange == TestOrigin.Resource(size: Self.size).etag)
+        await harness.shutdown()
+    }
+
+    @Test("a small file paused mid-body keeps its bytes in a recorded, synced part file")
+    func pauseKeepsBytes() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/paused.bin", size: Self.size)
+        harness.origin.setFaults { $0.stallAfter = 150_000 }
+        let id = try await harness.manager.add(url)
+        try await harness.waitForProgress(id, atLeast: 150_000)
+        try await harness.manager.pause(id)
+        try await harness.waitForState(id, .paused)
+        let part = harness.directory.file("paused.bin.part")
+        #expect(FileSystem.entry(at: part.path) == .regularFile(size: 150_000))
+        expectPrefix(part, count: 150_000)
+        let stored = try #require(try await harness.manager.store.fetch(id))
+        #expect(stored.transfer.hasPartData && stored.destinationPath == harness.directory.file("paused.bin").path)
+        #expect(stored.transfer.durableBytes == 150_000)
+
+        harness.origin.setFaults { $0.stallAfter = nil }
+        try await harness.manager.resume(id)
+        expectContent(try await harness.manager.wait(for: id), size: Self.size)
+        let resumed = try #require(harness.origin.requests(to: "/paused.bin").last)
+        #expect(resumed.range == "bytes=\(150_000 - 64 * 1024)-")
+        #expect(resumed.ifRange == TestOrigin.Resource(size: Self.size).etag)
+        await harness.shutdown()
+    }
+
+    @Test("a small file renamed into place whose completion was not recorded is fetched again after a restart")
+    func completionNotRecorded() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/placed.bin", size: Self.size)
+        let id = try await harness.manager.add(url)
+        let file = try await harness.manager.wait(for: id)
+        await harness.manager.shutdown()
+        // Put the world back to "renamed and its directory synced, not yet recorded completed".
+        let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
+        var record = try #require(try store.fetch(id))
+        record.state = .running
+        try store.saveLifecycle(record)
+
+        let reopened = try await harness.reopen()
+        #expect(try await reopened.manager.wait(for: id) == file)
+        expectContent(file, size: Self.size)
+        #expect(harness.origin.requests(to: "/placed.bin").count == 2)
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".part"))
+        await reopened.shutdown()
+    }
+
+    @Test("files above the limit, with a checksum, or split over connections go to a part file as they arrive")
+    func notHeld() async throws {
+        let harness = try await Harness.make()
+        let above = harness.origin.serve("/above.bin", size: 300 * 1024)
+        let summed = harness.origin.serve("/summed.bin", size: Self.size)
+        harness.origin.setFaults {
+            $0.stallAfter = 40_000
+            $0.stallDuration = .seconds(1)
+            $0.stallTimes = 2
+        }
+        var hasher = AnyHasher(.sha256)
+        TestContent.bytes(0..<Self.size).withUnsafeBytes { hasher.update($0) }
+        let sum = try Checksum(.sha256, hex: hasher.finalize())
+        let ids = [
+            try await harness.manager.add(above),
+            try await harness.manager.add(summed, options: .init(checksum: sum)),
+        ]
+        for (id, name) in zip(ids, ["above.bin", "summed.bin"]) {
+            try await harness.waitForProgress(id, atLeast: 40_000)
+            #expect(FileManager.default.fileExists(atPath: harness.directory.file(name + ".part").path), "\(name)")
+        }
+        expectContent(try await harness.manager.wait(for: ids[0]), size: 300 * 1024)
+        expectContent(try await harness.manager.wait(for: ids[1]), size: Self.size)
+        await harness.shutdown()
+    }
+}
+
+/// Checks that the file at `url` starts with `count` bytes of test content.
+private func expectPrefix(_ url: URL, count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+    let data = FileManager.default.contents(atPath: url.path) ?? Data()
+    #expect(
+        data.count >= count && [UInt8](data.prefix(count)) == TestContent.bytes(0..<count),
+        sourceLocation: sourceLocation)
+}
