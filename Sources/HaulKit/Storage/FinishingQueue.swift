@@ -5,10 +5,11 @@ import Synchronization
 /// and one directory `fsync` instead of paying for each.
 ///
 /// Every file that finishes while a group is being processed joins the next group. For each group, on a blocking
-/// thread: the complete part files are synced (one `syncfs` per file system for two or more files); their records
-/// (marked finalizing) and those of the held bodies (with their destinations) are committed in one transaction; the
-/// held bodies are written to new part files and synced; every file is renamed into place; each directory involved
-/// is synced once; the group is recorded completed in one more transaction. Only then do the callers continue. A
+/// thread: the records of the held bodies (with their destinations) are committed; the complete part files are synced
+/// (one `syncfs` per file system for two or more files) and their records (marked finalizing) committed; the held
+/// bodies are written to new part files and synced; every file is renamed into place; each directory involved is
+/// synced once. The group is then recorded completed in the next group's first transaction (or alone, when no group
+/// follows); only then do its callers continue. A
 /// crash at any point leaves each download unfinished (it resumes), finalizing (its rename or its completion is
 /// recorded at the next start), or, for a held body, with a recorded part file that is trusted as any other.
 final class FinishingQueue: Sendable {
@@ -32,9 +33,13 @@ final class FinishingQueue: Sendable {
         let destination: String
     }
 
-    private struct Waiting {
+    private struct Waiting: Sendable {
         var request: Request
         var continuation: CheckedContinuation<Void, any Error>
+
+        func end(_ failure: (any Error)?) {
+            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+        }
     }
 
     private let store: DownloadStore
@@ -55,32 +60,38 @@ final class FinishingQueue: Sendable {
         }
     }
 
-    /// Processes groups until none is waiting.
+    /// Processes groups until none is waiting. A group in place is recorded completed in the first transaction of
+    /// the next group, or alone when none follows.
     private func drain() async {
+        var placed: [Waiting] = []
         while true {
-            let group = waiting.withLock { $0.nextGroup() }
-            if group.isEmpty { return }
+            let group = waiting.withLock { $0.nextGroup(stillHandling: !placed.isEmpty) }
+            if group.isEmpty && placed.isEmpty { return }
             let store = store
-            let requests = group.map(\.request)
+            let finished = placed
             let results: [(any Error)?]
             do {
-                results = try await onBlockingThread { Self.process(requests, store: store) }
+                results = try await onBlockingThread {
+                    Self.process(group.map(\.request), completing: finished, store: store)
+                }
             } catch {
+                // The blocking thread pool is gone: nothing of the group was done.
+                for waiting in finished { waiting.end(error) }
                 results = Array(repeating: error, count: group.count)
             }
+            placed = []
             for (waiting, failure) in zip(group, results) {
-                if let failure {
-                    waiting.continuation.resume(throwing: failure)
-                } else {
-                    waiting.continuation.resume()
-                }
+                if let failure { waiting.end(failure) } else { placed.append(waiting) }
             }
         }
     }
 
-    /// Syncs, commits, writes the held bodies, renames and syncs directories for one group; returns each request's
-    /// error, if any.
-    private static func process(_ requests: [Request], store: DownloadStore) -> [(any Error)?] {
+    /// Records `finished` (the previous group, in place) completed and ends their waits; records this group's files,
+    /// writes its held bodies, syncs and renames it, and syncs its directories. Returns each request's error; none
+    /// means in place, its completion still to record.
+    private static func process(
+        _ requests: [Request], completing finished: [Waiting], store: DownloadStore
+    ) -> [(any Error)?] {
         var results: [(any Error)?] = Array(repeating: nil, count: requests.count)
         var files: [Int: PartFile] = [:]
         var held: [Int] = []
@@ -90,16 +101,25 @@ final class FinishingQueue: Sendable {
             case .held: held.append(index)
             }
         }
-        // A part file is synced before its record says finalizing.
+        // One transaction: the previous group completed, and each held body's record (its destination), committed
+        // before its part file exists, as for any part file.
+        do {
+            try store.saveLifecycleAndTransfers(
+                lifecycle: finished.map(\.request.record), transfers: held.map { requests[$0].record })
+            for waiting in finished { waiting.end(nil) }
+        } catch {
+            // The previous group is in place, its records finalizing or with part data: see `FinishingQueue`.
+            for waiting in finished { waiting.end(error) }
+            for index in held { results[index] = error }
+            held = []
+        }
+        // A part file is synced before its record says finalizing (a second transaction, only for part files).
         var recorded = sync(files, results: &results)
-        // A held body's record (its destination) is committed before its part file exists, as for any part file.
-        recorded += held
-        recorded.sort()
         do {
             try store.saveTransfers(recorded.map { requests[$0].record })
         } catch {
             for index in recorded { results[index] = error }
-            return results
+            recorded = []
         }
         if !held.isEmpty { CrashPoint.reach(CrashPoint.afterHeldBodiesRecorded) }
         var created: [Int: PartFile] = [:]
@@ -114,9 +134,9 @@ final class FinishingQueue: Sendable {
             }
         }
         defer { for file in created.values { file.close() } }
-        let written = sync(created.filter { results[$0.key] == nil }, results: &results)
+        recorded += sync(created.filter { results[$0.key] == nil }, results: &results)
         var directories: Set<String> = []
-        for index in recorded where results[index] == nil && (files[index] != nil || written.contains(index)) {
+        for index in recorded.sorted() {
             do {
                 try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
                 directories.insert(FileSystem.parent(of: requests[index].destination))
@@ -125,16 +145,7 @@ final class FinishingQueue: Sendable {
             }
         }
         for directory in directories { FileSystem.syncDirectory(directory) }
-        CrashPoint.reach(CrashPoint.beforeCompletionRecorded)
-        // Durable in place: record them completed, together.
-        let placed = recorded.filter { results[$0] == nil }
-        do {
-            try store.saveLifecycle(placed.map { requests[$0].record })
-        } catch {
-            // The files are in place. A part file's record says finalizing: the next start records it completed. A
-            // held body's says it has part data: the next start fetches the small file again.
-            for index in placed { results[index] = error }
-        }
+        if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeCompletionRecorded) }
         return results
     }
 

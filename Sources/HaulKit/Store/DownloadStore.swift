@@ -45,6 +45,9 @@ protocol DownloadStore: AnyObject, Sendable {
     func saveSettings(_ record: DownloadRecord) throws(DownloadError)
     /// Writes the job's columns of several records (with their destination paths) in one transaction.
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError)
+    /// Writes, in one transaction, the life-cycle columns of `lifecycle` and the job's columns of `transfers` (the
+    /// finishing queue: one group recorded completed together with the next group's files).
+    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError)
     /// Records that `durableBytes` (and, with `segments`, each segment's bytes) are synced, unless the part file was
     /// cut back since (another `generation`); returns whether it was recorded.
     @discardableResult

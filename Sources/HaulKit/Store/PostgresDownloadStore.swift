@@ -407,7 +407,7 @@ final class PostgresDownloadStore: DownloadStore {
     }
 
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.lifecycle, of: records, underLease: false)
+        try update([(DownloadColumn.lifecycle, records, underLease: false)])
     }
 
     func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
@@ -424,34 +424,43 @@ final class PostgresDownloadStore: DownloadStore {
     }
 
     func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update(DownloadColumn.settings, of: [record], underLease: false)
+        try update([(DownloadColumn.settings, [record], underLease: false)])
     }
 
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.job, of: records, underLease: true)
+        try update([(DownloadColumn.job, records, underLease: true)])
     }
 
-    /// Writes `columns` of each record in one transaction; `underLease`: only where no other worker holds it.
+    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
+        try update([
+            (DownloadColumn.lifecycle, lifecycle, underLease: false), (DownloadColumn.job, transfers, underLease: true),
+        ])
+    }
+
+    /// Writes `columns` of each of `records` for every update, in one transaction; `underLease`: only where no other
+    /// worker holds the record.
     private func update(
-        _ columns: [DownloadColumn], of records: [DownloadRecord], underLease: Bool
+        _ updates: [(columns: [DownloadColumn], records: [DownloadRecord], underLease: Bool)]
     ) throws(DownloadError) {
-        guard !records.isEmpty else { return }
-        let assignments = columns.enumerated().map { "\($0.element.rawValue) = $\($0.offset + 1)" }
-        var sql =
-            "UPDATE \(Self.table) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
-        if underLease { sql += " AND (leaseOwner IS NULL OR leaseOwner = $\(columns.count + 2))" }
+        guard updates.contains(where: { !$0.records.isEmpty }) else { return }
         var encoder = DownloadRecordEncoder()
         try transaction { send throws(DownloadError) in
-            for record in records {
-                var values: [StoredValue]
-                do {
-                    values = try encoder.storedValues(columns, of: record)
-                } catch {
-                    throw DownloadError.internalError("cannot encode a record: \(error)")
+            for (columns, records, underLease) in updates where !records.isEmpty {
+                let assignments = columns.enumerated().map { "\($0.element.rawValue) = $\($0.offset + 1)" }
+                var sql =
+                    "UPDATE \(Self.table) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
+                if underLease { sql += " AND (leaseOwner IS NULL OR leaseOwner = $\(columns.count + 2))" }
+                for record in records {
+                    var values: [StoredValue]
+                    do {
+                        values = try encoder.storedValues(columns, of: record)
+                    } catch {
+                        throw DownloadError.internalError("cannot encode a record: \(error)")
+                    }
+                    values.append(StoredValue(record.id))
+                    if underLease { values.append(.text(owner)) }
+                    _ = try send(sql, values)
                 }
-                values.append(StoredValue(record.id))
-                if underLease { values.append(.text(owner)) }
-                _ = try send(sql, values)
             }
         }
     }

@@ -129,7 +129,7 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, of: records)
+        try update([.init(columns: DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, records: records)])
     }
 
     /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
@@ -151,24 +151,41 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Writes the options of `record` (changed after it was added).
     func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update(DownloadColumn.settings, sql: DownloadColumn.updateSettings, of: [record])
+        try update([.init(columns: DownloadColumn.settings, sql: DownloadColumn.updateSettings, records: [record])])
     }
 
     /// Writes the job's columns of several records in one transaction.
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(DownloadColumn.job, sql: DownloadColumn.updateJob, of: records)
+        try update([.init(columns: DownloadColumn.job, sql: DownloadColumn.updateJob, records: records)])
     }
 
-    /// Writes `columns` of each record with one cached statement (`sql`, an update of `columns`) in one transaction.
-    private func update(_ columns: [DownloadColumn], sql: String, of records: [DownloadRecord]) throws(DownloadError) {
-        guard !records.isEmpty else { return }
+    /// Writes the life-cycle columns of `lifecycle` and the job's columns of `transfers` in one transaction.
+    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
+        try update([
+            .init(columns: DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, records: lifecycle),
+            .init(columns: DownloadColumn.job, sql: DownloadColumn.updateJob, records: transfers),
+        ])
+    }
+
+    /// Some columns of some records: `sql` updates `columns` of one record.
+    private struct ColumnUpdate {
+        var columns: [DownloadColumn]
+        var sql: String
+        var records: [DownloadRecord]
+    }
+
+    /// Performs `updates` in one transaction, each with one cached statement.
+    private func update(_ updates: [ColumnUpdate]) throws(DownloadError) {
+        guard updates.contains(where: { !$0.records.isEmpty }) else { return }
         var encoder = DownloadRecordEncoder()
         try write { db in
-            let statement = try db.cachedStatement(sql: sql)
-            for record in records {
-                var values = try encoder.values(columns, of: record)
-                values.append(record.id)
-                try statement.execute(arguments: StatementArguments(values))
+            for update in updates where !update.records.isEmpty {
+                let statement = try db.cachedStatement(sql: update.sql)
+                for record in update.records {
+                    var values = try encoder.values(update.columns, of: record)
+                    values.append(record.id)
+                    try statement.execute(arguments: StatementArguments(values))
+                }
             }
         }
     }

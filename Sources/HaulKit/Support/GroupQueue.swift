@@ -17,10 +17,15 @@ struct GroupQueue<Item> {
         return !handling
     }
 
-    /// Takes every item waiting as the next group; empty when none waits, and handling has then stopped.
-    mutating func nextGroup() -> [Item] {
+    /// Takes every item waiting as the next group; empty when none waits, and handling has then stopped (unless
+    /// `stillHandling`: the caller has more to do first, and asks again).
+    mutating func nextGroup(stillHandling: Bool = false) -> [Item] {
         defer { waiting.removeAll(keepingCapacity: true) }
-        if waiting.isEmpty { handling = false } else { groupCount += 1 }
+        if !waiting.isEmpty {
+            groupCount += 1
+        } else if !stillHandling {
+            handling = false
+        }
         return waiting
     }
 }

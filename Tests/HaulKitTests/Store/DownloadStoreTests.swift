@@ -44,6 +44,35 @@ struct DownloadStoreTests {
         return record
     }
 
+    /// Writes one record's life-cycle columns and another's transfer columns in one call; checks each got only its own.
+    static func expectLifecycleAndTransfers(_ store: any DownloadStore) throws {
+        let written = try store.insert([queued("http://a/finished"), queued("http://a/next")])
+        var finished = written[0]
+        finished.state = .completed
+        finished.completedAt = date.addingTimeInterval(3)
+        finished.updatedAt = date.addingTimeInterval(3)
+        finished.transfer.durableBytes = 99  // not a life-cycle column
+        var next = written[1]
+        next.destinationPath = "/d/next"
+        next.transfer.hasPartData = true
+        next.transfer.totalBytes = 10
+        next.transfer.etag = "\"n\""
+        next.state = .completed  // not a transfer column
+        try store.saveLifecycleAndTransfers(lifecycle: [finished], transfers: [next])
+        let first = try #require(try store.fetch(finished.downloadID))
+        #expect(first.state == .completed && first.completedAt == finished.completedAt)
+        #expect(first.transfer == written[0].transfer)
+        let second = try #require(try store.fetch(next.downloadID))
+        #expect(second.transfer == next.transfer && second.destinationPath == "/d/next")
+        #expect(second.state == .queued)
+    }
+
+    @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
+    func lifecycleAndTransfers() throws {
+        let directory = TemporaryDirectory()
+        try Self.expectLifecycleAndTransfers(try SQLiteDownloadStore(path: directory.file("haul.sqlite").path))
+    }
+
     @Test("records read back exactly as written, every column, shared options decoded once per text")
     func roundTrip() throws {
         let directory = TemporaryDirectory()

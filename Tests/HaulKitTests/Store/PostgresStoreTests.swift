@@ -52,6 +52,13 @@ struct PostgresStoreTests {
         await server.stop()
     }
 
+    @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
+    func lifecycleAndTransfers() async throws {
+        let server = try await PostgresServer.start()
+        try DownloadStoreTests.expectLifecycleAndTransfers(try Self.store(try await server.makeDatabase(), owner: "a"))
+        await server.stop()
+    }
+
     /// One connection to host `a`, of at most 8.
     static let one = HostShare(host: "a", wanted: 1, limit: 8)
 
