@@ -49,7 +49,7 @@ final class FinishingQueue: Sendable {
         self.store = store
     }
 
-    /// Groups processed so far (each one commit and one sync per directory).
+    /// Groups processed so far (each about one commit, and one sync per directory).
     var groupCount: Int { waiting.withLock { $0.groupCount } }
 
     /// Returns once the file is durable at its destination and its record says so, or throws why not.

@@ -80,24 +80,33 @@ struct FinishingQueueTests {
         #expect(queue.groupCount < requests.count)
     }
 
+    /// Finishes `good` and `bad` together: `good` ends in place (`size` bytes), `bad` fails and is never recorded
+    /// completed. Returns `bad`'s stored record.
+    static func expectOnlyGoodPlaced(
+        _ good: FinishingQueue.Request, _ bad: FinishingQueue.Request, size: Int64, store: SQLiteDownloadStore
+    ) async throws -> DownloadRecord {
+        let queue = FinishingQueue(store: store)
+        let placed = Task { try await queue.finish(good) }
+        let refused = Task { try await queue.finish(bad) }
+        try await placed.value
+        await #expect(throws: DownloadError.self) { try await refused.value }
+        #expect(FileSystem.entry(at: good.destination) == .regularFile(size: size))
+        let stored = try #require(try store.fetch(bad.record.downloadID))
+        #expect(stored.state == .running, "never recorded completed")
+        return stored
+    }
+
     @Test("a held body whose part file cannot be created fails alone; what is at its part path is not touched")
     func heldBodyRefused() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let queue = FinishingQueue(store: store)
         let good = try Self.held("good.bin", size: 5_000, in: directory, store: store)
         let taken = try Self.held("taken.bin", size: 5_000, in: directory, store: store)
         // Another download created the part file at the same moment (its name was reserved fresh here).
         _ = FileManager.default.createFile(atPath: taken.partPath, contents: Data("theirs".utf8))
-        let placed = Task { try await queue.finish(good) }
-        let refused = Task { try await queue.finish(taken) }
-        try await placed.value
-        await #expect(throws: DownloadError.self) { try await refused.value }
-        #expect(FileSystem.entry(at: good.destination) == .regularFile(size: 5_000))
+        let stored = try await Self.expectOnlyGoodPlaced(good, taken, size: 5_000, store: store)
         #expect(FileSystem.entry(at: taken.destination) == FileSystem.Entry.none)
         #expect(FileManager.default.contents(atPath: taken.partPath) == Data("theirs".utf8))
-        let stored = try #require(try store.fetch(taken.record.downloadID))
-        #expect(stored.state == .running, "never recorded completed")
         #expect(stored.transfer.durableBytes == 0, "no byte of it is claimed synced")
     }
 
@@ -126,18 +135,12 @@ struct FinishingQueueTests {
     func oneFails() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let queue = FinishingQueue(store: store)
         let good = try Self.ready("good.bin", size: 10, in: directory, store: store)
         let bad = try Self.ready("bad.bin", size: 10, in: directory, store: store)
         // A directory where the file should go: the rename cannot replace it.
         try FileManager.default.createDirectory(atPath: bad.destination, withIntermediateDirectories: false)
         _ = FileManager.default.createFile(atPath: bad.destination + "/inside", contents: Data())
-        let placed = Task { try await queue.finish(good) }
-        let refused = Task { try await queue.finish(bad) }
-        try await placed.value
-        await #expect(throws: (any Error).self) { try await refused.value }
-        #expect(FileSystem.entry(at: good.destination) == .regularFile(size: 10))
-        #expect(try store.fetch(bad.record.downloadID)?.state == .running, "never recorded completed")
+        _ = try await Self.expectOnlyGoodPlaced(good, bad, size: 10, store: store)
         close(good)
         close(bad)
     }
