@@ -33,14 +33,7 @@ final class FinishingQueue: Sendable {
         let destination: String
     }
 
-    private struct Waiting: Sendable {
-        var request: Request
-        var continuation: CheckedContinuation<Void, any Error>
-
-        func end(_ failure: (any Error)?) {
-            if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
-        }
-    }
+    private typealias Waiting = GroupWaiter<Request>
 
     private let store: DownloadStore
     private let waiting = Mutex(GroupQueue<Waiting>())
@@ -55,7 +48,7 @@ final class FinishingQueue: Sendable {
     /// Returns once the file is durable at its destination and its record says so, or throws why not.
     func finish(_ request: Request) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let startsDraining = waiting.withLock { $0.add(Waiting(request: request, continuation: continuation)) }
+            let startsDraining = waiting.withLock { $0.add(Waiting(item: request, continuation: continuation)) }
             if startsDraining { Task { await self.drain() } }
         }
     }
@@ -72,7 +65,7 @@ final class FinishingQueue: Sendable {
             let results: [(any Error)?]
             do {
                 results = try await onBlockingThread {
-                    Self.process(group.map(\.request), completing: finished, store: store)
+                    Self.process(group.map(\.item), completing: finished, store: store)
                 }
             } catch {
                 // The blocking thread pool is gone: nothing of the group was done.
@@ -105,7 +98,7 @@ final class FinishingQueue: Sendable {
         // before its part file exists, as for any part file.
         do {
             try store.saveLifecycleAndTransfers(
-                lifecycle: finished.map(\.request.record), transfers: held.map { requests[$0].record })
+                lifecycle: finished.map(\.item.record), transfers: held.map { requests[$0].record })
             for waiting in finished { waiting.end(nil) }
         } catch {
             // The previous group is in place, its records finalizing or with part data: see `FinishingQueue`.

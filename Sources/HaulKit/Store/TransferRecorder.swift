@@ -9,10 +9,7 @@ import Synchronization
 /// record. A failed commit fails every record in it: the store's errors are the database's (a full disk, a lost
 /// file), not one record's.
 final class TransferRecorder: Sendable {
-    private struct Waiting {
-        var record: DownloadRecord
-        var continuation: CheckedContinuation<Void, any Error>
-    }
+    private typealias Waiting = GroupWaiter<DownloadRecord>
 
     private let commit: @Sendable ([DownloadRecord]) throws(DownloadError) -> Void
     private let waiting = Mutex(GroupQueue<Waiting>())
@@ -32,7 +29,7 @@ final class TransferRecorder: Sendable {
     func save(_ record: DownloadRecord) async throws(DownloadError) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let leads = waiting.withLock { $0.add(Waiting(record: record, continuation: continuation)) }
+                let leads = waiting.withLock { $0.add(Waiting(item: record, continuation: continuation)) }
                 if leads { lead() }
             }
         } catch let error as DownloadError {
@@ -48,10 +45,10 @@ final class TransferRecorder: Sendable {
             let group = waiting.withLock { $0.nextGroup() }
             if group.isEmpty { return }
             do {
-                try commit(group.map(\.record))
-                for waiting in group { waiting.continuation.resume() }
+                try commit(group.map(\.item))
+                for waiting in group { waiting.end(nil) }
             } catch {
-                for waiting in group { waiting.continuation.resume(throwing: error) }
+                for waiting in group { waiting.end(error) }
             }
         }
     }

@@ -29,3 +29,14 @@ struct GroupQueue<Item> {
         return waiting
     }
 }
+
+/// An item waiting in a ``GroupQueue``, with the caller that waits until it is handled.
+struct GroupWaiter<Item: Sendable>: Sendable {
+    var item: Item
+    var continuation: CheckedContinuation<Void, any Error>
+
+    /// Lets the caller go on, or throws `failure` to it.
+    func end(_ failure: (any Error)?) {
+        if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+    }
+}
