@@ -21,6 +21,8 @@ import Logging
 /// manager performs what it returns (recording, starting and stopping jobs, forgetting downloads).
 public actor DownloadManager {
     public nonisolated let configuration: Configuration
+    /// What every job is given from ``configuration``, made once (the download directory is standardised).
+    let engineSettings: EngineSettings
 
     let store: any DownloadStore
     let hub = EventHub()
@@ -69,6 +71,7 @@ public actor DownloadManager {
             throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
         }
         self.configuration = configuration
+        engineSettings = configuration.engineSettings
         let store: any DownloadStore =
             if let shared = configuration.sharedQueue {
                 try PostgresDownloadStore(
@@ -265,7 +268,7 @@ public actor DownloadManager {
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
         let environment = JobEnvironment(
-            session: session, store: store, events: hub, settings: configuration.engineSettings,
+            session: session, store: store, events: hub, settings: engineSettings,
             globalLimiter: globalLimiter,
             hostLimiter: host.isEmpty ? nil : hostLimiter(host),
             widenClaim: { [store, limit = configuration.maxConnectionsPerHost] wanted in

@@ -70,13 +70,15 @@ enum FileSystem {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
+    /// Renames a file over `destination` (replacing a file there). The destination is looked at only when the
+    /// rename fails, to say that a directory is in the way.
     static func rename(_ source: String, to destination: String) throws(DownloadError) {
+        guard systemRename(source, destination) != 0 else { return }
+        let code = errno
         if entry(at: destination) == .directory {
             throw .destinationNotWritable(path: destination, reason: "a directory is in the way")
         }
-        guard systemRename(source, destination) == 0 else {
-            throw .fileSystem(errno: errno, path: destination, operation: "rename")
-        }
+        throw .fileSystem(errno: code, path: destination, operation: "rename")
     }
 
     /// Deletes a file or symbolic link if present; never a directory.

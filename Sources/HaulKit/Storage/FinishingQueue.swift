@@ -116,9 +116,21 @@ final class FinishingQueue: Sendable {
         }
         if !held.isEmpty { CrashPoint.reach(CrashPoint.afterHeldBodiesRecorded) }
         var created: [Int: PartFile] = [:]
+        // Each directory is made (if missing) once per group, not once per file.
+        var directories: [String: DownloadError?] = [:]
         for index in held {
             guard case .held(let body, let fresh) = requests[index].contents else { continue }
             do throws(DownloadError) {
+                let directory = FileSystem.parent(of: requests[index].partPath)
+                if directories[directory] == nil {
+                    do throws(DownloadError) {
+                        try FileSystem.createDirectory(directory)
+                        directories[directory] = .some(nil)
+                    } catch {
+                        directories[directory] = error
+                    }
+                }
+                if let error = directories[directory] ?? nil { throw error }
                 let file = try PartFile(path: requests[index].partPath, mode: fresh ? .createNew : .reuseLeftover)
                 created[index] = file
                 try file.write(body, at: 0)
@@ -128,16 +140,16 @@ final class FinishingQueue: Sendable {
         }
         defer { for file in created.values { file.close() } }
         recorded += sync(created.filter { results[$0.key] == nil }, results: &results)
-        var directories: Set<String> = []
+        var renamedIn: Set<String> = []
         for index in recorded.sorted() {
             do {
                 try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
-                directories.insert(FileSystem.parent(of: requests[index].destination))
+                renamedIn.insert(FileSystem.parent(of: requests[index].destination))
             } catch {
                 results[index] = error
             }
         }
-        for directory in directories { FileSystem.syncDirectory(directory) }
+        for directory in renamedIn { FileSystem.syncDirectory(directory) }
         if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeCompletionRecorded) }
         return results
     }

@@ -32,7 +32,10 @@ extension DownloadJob {
         let partSize: Int64
         switch FileSystem.entry(at: partPath) {
         case .regularFile(let size): partSize = size
-        case .none: partSize = 0
+        case .none:
+            // Recorded but never made (a held body's), or deleted, with its directory perhaps: start it anew.
+            partSize = 0
+            try FileSystem.createDirectory(FileSystem.parent(of: partPath))
         case .symbolicLink:
             throw .destinationNotWritable(path: partPath, reason: "it is a symbolic link, which Haul never follows")
         case .directory, .other:

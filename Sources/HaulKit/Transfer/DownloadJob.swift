@@ -595,7 +595,6 @@ struct DownloadJob {
         _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
     ) async throws -> URL {
         self.held = nil
-        try FileSystem.createDirectory(FileSystem.parent(of: destination))
         record.transfer.totalBytes = total
         record.transfer.hasPartData = true
         record.transfer.durableBytes = 0

@@ -52,6 +52,26 @@ struct ResumeTests {
         await harness.shutdown()
     }
 
+    @Test("a paused download whose directory was deleted with its part file starts again there on resume")
+    func directoryDeletedWhilePaused() async throws {
+        let harness = try await Harness.make()
+        let size = 2 * 1024 * 1024
+        let url = harness.origin.serve("/gone.bin", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+        let destination = harness.directory.file("later/gone.bin")
+        let id = try await harness.manager.add(url, to: .file(destination))
+        try await harness.waitForProgress(id, atLeast: 256 * 1024)
+        try await harness.manager.pause(id)
+        try FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        try await harness.manager.resume(id)
+        #expect(try await harness.manager.wait(for: id) == destination)
+        expectContent(destination, size: size)
+        #expect(harness.origin.requests(to: "/gone.bin").last?.range == "bytes=0-", "nothing was left to resume from")
+        await harness.shutdown()
+    }
+
     @Test("a server that ignores ranges gets a clean restart from byte 0")
     func serverIgnoresRange() async throws {
         let harness = try await Harness.make()

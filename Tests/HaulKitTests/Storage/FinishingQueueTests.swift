@@ -81,19 +81,20 @@ struct FinishingQueueTests {
     }
 
     /// Finishes `good` and `bad` together: `good` ends in place (`size` bytes), `bad` fails and is never recorded
-    /// completed. Returns `bad`'s stored record.
+    /// completed. Returns `bad`'s stored record and its error.
+    @discardableResult
     static func expectOnlyGoodPlaced(
         _ good: FinishingQueue.Request, _ bad: FinishingQueue.Request, size: Int64, store: SQLiteDownloadStore
-    ) async throws -> DownloadRecord {
+    ) async throws -> (stored: DownloadRecord, error: DownloadError) {
         let queue = FinishingQueue(store: store)
         let placed = Task { try await queue.finish(good) }
         let refused = Task { try await queue.finish(bad) }
         try await placed.value
-        await #expect(throws: DownloadError.self) { try await refused.value }
+        let error = try #require(await #expect(throws: DownloadError.self) { try await refused.value })
         #expect(FileSystem.entry(at: good.destination) == .regularFile(size: size))
         let stored = try #require(try store.fetch(bad.record.downloadID))
         #expect(stored.state == .running, "never recorded completed")
-        return stored
+        return (stored, error)
     }
 
     @Test("a held body whose part file cannot be created fails alone; what is at its part path is not touched")
@@ -104,7 +105,8 @@ struct FinishingQueueTests {
         let taken = try Self.held("taken.bin", size: 5_000, in: directory, store: store)
         // Another download created the part file at the same moment (its name was reserved fresh here).
         _ = FileManager.default.createFile(atPath: taken.partPath, contents: Data("theirs".utf8))
-        let stored = try await Self.expectOnlyGoodPlaced(good, taken, size: 5_000, store: store)
+        let (stored, error) = try await Self.expectOnlyGoodPlaced(good, taken, size: 5_000, store: store)
+        #expect(error.code == .destinationInUse)
         #expect(FileSystem.entry(at: taken.destination) == FileSystem.Entry.none)
         #expect(FileManager.default.contents(atPath: taken.partPath) == Data("theirs".utf8))
         #expect(stored.transfer.durableBytes == 0, "no byte of it is claimed synced")
@@ -140,9 +142,37 @@ struct FinishingQueueTests {
         // A directory where the file should go: the rename cannot replace it.
         try FileManager.default.createDirectory(atPath: bad.destination, withIntermediateDirectories: false)
         _ = FileManager.default.createFile(atPath: bad.destination + "/inside", contents: Data())
-        _ = try await Self.expectOnlyGoodPlaced(good, bad, size: 10, store: store)
+        let (_, error) = try await Self.expectOnlyGoodPlaced(good, bad, size: 10, store: store)
+        #expect(error.code == .destinationNotWritable, "\(error)")
+        #expect(error.summary.contains("a directory is in the way"))
+        #expect(FileSystem.entry(at: bad.partPath) == .regularFile(size: 10), "its bytes are kept")
         close(good)
         close(bad)
+    }
+
+    @Test(
+        "held bodies going to a directory not there yet: it is made and both placed; one whose directory cannot be made fails alone"
+    )
+    func heldBodyDirectories() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let queue = FinishingQueue(store: store)
+        let first = try Self.held("new/sub/a.bin", size: 3_000, in: directory, store: store)
+        let second = try Self.held("new/sub/b.bin", size: 4_000, in: directory, store: store)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for request in [first, second] { group.addTask { try await queue.finish(request) } }
+            try await group.waitForAll()
+        }
+        #expect(FileSystem.entry(at: first.destination) == .regularFile(size: 3_000))
+        #expect(FileSystem.entry(at: second.destination) == .regularFile(size: 4_000))
+        // A file where its directory should be.
+        _ = FileManager.default.createFile(atPath: directory.file("blocked").path, contents: Data("a file".utf8))
+        let good = try Self.held("new/c.bin", size: 5_000, in: directory, store: store)
+        let bad = try Self.held("blocked/d.bin", size: 5_000, in: directory, store: store)
+        let (stored, error) = try await Self.expectOnlyGoodPlaced(good, bad, size: 5_000, store: store)
+        #expect(error.code == .destinationNotWritable, "\(error)")
+        #expect(stored.transfer.durableBytes == 0)
+        #expect(FileManager.default.contents(atPath: directory.file("blocked").path) == Data("a file".utf8))
     }
 
     func close(_ request: FinishingQueue.Request) {
