@@ -7,11 +7,13 @@ import Synchronization
 /// Every file that finishes while a group is being processed joins the next group. For each group, on a blocking
 /// thread: the records of the held bodies (with their destinations) are committed; the complete part files are synced
 /// (one `syncfs` per file system for two or more files) and their records (marked finalizing) committed; the held
-/// bodies are written to new part files and synced; every file is renamed into place; each directory involved is
-/// synced once. The group is then recorded completed in the next group's first transaction (or alone, when no group
-/// follows); only then do its callers continue. A
-/// crash at any point leaves each download unfinished (it resumes), finalizing (its rename or its completion is
-/// recorded at the next start), or, for a held body, with a recorded part file that is trusted as any other.
+/// bodies are written to new files and synced; every part file is renamed into place, and every held body's file
+/// is linked into place (on Linux it has no name until then: `O_TMPFILE`); each directory involved is synced once.
+/// The group is then recorded completed in the next group's first transaction (or alone, when no group follows);
+/// only then do its callers continue. A crash at any point leaves each download unfinished (it resumes), finalizing
+/// (its rename or its completion is recorded at the next start), or, for a held body, with nothing on disk or a
+/// recorded part file that is trusted as any other; a held body in place but not recorded completed is fetched
+/// again.
 final class FinishingQueue: Sendable {
     /// One complete file waiting to be moved into place.
     struct Request: Sendable {
@@ -19,8 +21,9 @@ final class FinishingQueue: Sendable {
         enum Contents: Sendable {
             /// A complete part file, open.
             case file(PartFile)
-            /// A complete body, not on disk yet. `fresh`: its name was reserved now, so its part file is created
-            /// exclusively; otherwise a leftover at the part path (never trusted) is emptied.
+            /// A complete body, not on disk yet. `fresh`: its name was reserved now, so nothing is at its part path
+            /// (it goes to an unnamed file, or its part file is created exclusively); otherwise a leftover at the
+            /// part path (never trusted) is emptied and used.
             case held(ByteBuffer, fresh: Bool)
         }
 
@@ -131,7 +134,14 @@ final class FinishingQueue: Sendable {
                     }
                 }
                 if let error = directories[directory] ?? nil { throw error }
-                let file = try PartFile(path: requests[index].partPath, mode: fresh ? .createNew : .reuseLeftover)
+                // A fresh name has nothing at its part path: the body goes to a file with no name, linked into
+                // place once synced (no part-file entry to create and rename), where the system has such files.
+                let file: PartFile
+                if fresh, let unnamed = PartFile.unnamed(in: directory) {
+                    file = unnamed
+                } else {
+                    file = try PartFile(path: requests[index].partPath, mode: fresh ? .createNew : .reuseLeftover)
+                }
                 created[index] = file
                 try file.write(body, at: 0)
             } catch {
@@ -143,7 +153,11 @@ final class FinishingQueue: Sendable {
         var renamedIn: Set<String> = []
         for index in recorded.sorted() {
             do {
-                try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
+                if let file = created[index], file.isUnnamed {
+                    try place(file, requests[index])
+                } else {
+                    try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
+                }
                 renamedIn.insert(FileSystem.parent(of: requests[index].destination))
             } catch {
                 results[index] = error
@@ -152,6 +166,23 @@ final class FinishingQueue: Sendable {
         for directory in renamedIn { FileSystem.syncDirectory(directory) }
         if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeCompletionRecorded) }
         return results
+    }
+
+    /// Names a held body's synced unnamed file at its destination. Something at its part path is another
+    /// download's (the name was reserved fresh): it fails, as creating the part file would. When the link cannot be
+    /// made (a file is at the destination, which it must replace), the body goes the usual way: written to its part
+    /// file, synced and renamed over the destination.
+    private static func place(_ file: PartFile, _ request: Request) throws(DownloadError) {
+        if FileSystem.entry(at: request.partPath) != .none {
+            throw .destinationInUse(path: request.partPath, by: "a file created at the same moment")
+        }
+        if (try? file.link(as: request.destination)) != nil { return }
+        guard case .held(let body, _) = request.contents else { return }
+        let named = try PartFile(path: request.partPath, mode: .createNew)
+        defer { named.close() }
+        try named.write(body, at: 0)
+        try named.sync()
+        try FileSystem.rename(request.partPath, to: request.destination)
     }
 
     /// Makes `files` durable: one flush per file system for two or more files on it, else `fdatasync` each. Returns

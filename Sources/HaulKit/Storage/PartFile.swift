@@ -15,6 +15,8 @@ final class PartFile: Sendable {
     private let descriptor: Int32
     /// The device (file system) the file is on.
     let device: UInt64
+    /// Whether the file has no name yet (see ``unnamed(in:)``); `path` is then its directory.
+    let isUnnamed: Bool
 
     /// How to open a part file.
     enum Mode: Sendable {
@@ -58,7 +60,53 @@ final class PartFile: Sendable {
         }
         self.descriptor = fd
         self.device = UInt64(info.st_dev)
+        self.isUnnamed = false
     }
+
+    private init(unnamed descriptor: Int32, in directory: String, device: UInt64) {
+        self.path = directory
+        self.descriptor = descriptor
+        self.device = device
+        self.isUnnamed = true
+    }
+
+    /// A new file with no name in `directory` (Linux `O_TMPFILE`): nothing is at any path until ``link(as:)`` names
+    /// it, and a crash before leaves nothing behind. Nobody else can open it, so it takes no lock. Nil where the
+    /// system or the file system has no such files, or they cannot be named afterwards (no `/proc`).
+    static func unnamed(in directory: String) -> PartFile? {
+        #if os(Linux)
+        guard canNameUnnamedFiles else { return nil }
+        let fd = retryingInterrupts { open(directory, O_RDWR | O_CLOEXEC | unnamedFileFlag, 0o644) }
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            _ = systemClose(fd)
+            return nil
+        }
+        return PartFile(unnamed: fd, in: directory, device: UInt64(info.st_dev))
+        #else
+        return nil
+        #endif
+    }
+
+    /// Gives an unnamed file its name: `path`, which must be free (nothing is replaced). Sync the file first, and
+    /// its directory after, as for a rename.
+    func link(as path: String) throws(DownloadError) {
+        #if os(Linux)
+        let status = linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW)
+        guard status == 0 else { throw .fileSystem(errno: errno, path: path, operation: "link") }
+        #else
+        throw .internalError("unnamed files exist only on Linux")
+        #endif
+    }
+
+    #if os(Linux)
+    /// `O_TMPFILE`, which the C module does not import: `__O_TMPFILE` (the same on every architecture Swift runs
+    /// on) with `O_DIRECTORY`.
+    private static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
+    /// An unnamed file is named through its `/proc/self/fd` link (`AT_EMPTY_PATH` needs a privilege).
+    private static let canNameUnnamedFiles = access("/proc/self/fd", F_OK) == 0
+    #endif
 
     /// The file's current length in bytes.
     func size() throws(DownloadError) -> Int64 {

@@ -112,6 +112,29 @@ struct FinishingQueueTests {
         #expect(stored.transfer.durableBytes == 0, "no byte of it is claimed synced")
     }
 
+    @Test("a held body whose destination holds a file replaces it; an unnamed file is seen only once linked")
+    func heldBodyReplaces() async throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
+        let request = try Self.held("old.bin", size: 7_000, in: directory, store: store)
+        _ = FileManager.default.createFile(atPath: request.destination, contents: Data("the old file".utf8))
+        try await FinishingQueue(store: store).finish(request)
+        let data = try #require(FileManager.default.contents(atPath: request.destination))
+        #expect(TestContent.firstMismatch([UInt8](data), size: 7_000) == nil)
+        #expect(FileSystem.entry(at: request.partPath) == FileSystem.Entry.none)
+
+        #if os(Linux)
+        let file = try #require(PartFile.unnamed(in: directory.url.path))
+        defer { file.close() }
+        try file.write(ByteBuffer(repeating: 1, count: 10), at: 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        #expect(throws: DownloadError.self) { try file.link(as: request.destination) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == before)
+        try file.link(as: directory.file("new.bin").path)
+        #expect(FileSystem.entry(at: directory.file("new.bin").path) == .regularFile(size: 10))
+        #endif
+    }
+
     @Test("files finishing together share groups; each ends in place, recorded completed")
     func groups() async throws {
         let directory = TemporaryDirectory()
