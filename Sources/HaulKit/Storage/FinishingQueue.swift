@@ -177,7 +177,9 @@ final class FinishingQueue: Sendable {
             throw .destinationInUse(path: request.partPath, by: "a file created at the same moment")
         }
         if (try? file.link(as: request.destination)) != nil { return }
-        guard case .held(let body, _) = request.contents else { return }
+        guard case .held(let body, _) = request.contents else {
+            throw .internalError("an unnamed file for download \(request.record.downloadID) that has no held body")
+        }
         let named = try PartFile(path: request.partPath, mode: .createNew)
         defer { named.close() }
         try named.write(body, at: 0)
