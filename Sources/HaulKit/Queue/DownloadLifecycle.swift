@@ -78,6 +78,9 @@ struct DownloadLifecycle: Sendable {
         case forget([DownloadID], deletingFiles: Bool)
         /// Another process deleted the record: drop it from memory and report it removed.
         case drop(DownloadID)
+        /// The job, which gave its slot back to finish its file, has one again: it may connect (see
+        /// ``DownloadLifecycle/slotNeeded(_:)``).
+        case grantSlot(DownloadID)
     }
 
     /// What the manager is for.
@@ -104,6 +107,12 @@ struct DownloadLifecycle: Sendable {
     private var heldBack = DownloadQueue()
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
+    /// Jobs here that gave their slot back while their complete file is finished (synced, put in place and recorded):
+    /// they use no connection, so the slot goes to the next queued download. At most ``finishingLimit``.
+    private(set) var finishingHere: Set<DownloadID> = []
+    /// Jobs among them that need a connection again (their finishing failed and they try again), first come first
+    /// served, before any queued download starts.
+    private var reclaiming: [DownloadID] = []
     private(set) var isShutDown = false
 
     init(rules: Rules) { self.rules = rules }
@@ -121,6 +130,13 @@ struct DownloadLifecycle: Sendable {
         guard let entry = entries[id] else { return false }
         return rules.runsDownloads && (rules.resumesStoredDownloads || entry.adopted)
     }
+
+    /// Slots taken: jobs here, less those finishing without one.
+    var slotsInUse: Int { runningHere - finishingHere.count }
+
+    /// How many jobs may finish their files without a slot: four per slot, at most 64. Their files are small bodies
+    /// held in memory (each at most ``EngineSettings/heldBodyLimit``) or open part files, so this bounds both.
+    var finishingLimit: Int { min(4 * rules.maxConcurrentDownloads, 64) }
 
     /// How many queued downloads wait for a connection to their host.
     var heldBackCount: Int { heldBack.count }
@@ -223,7 +239,13 @@ struct DownloadLifecycle: Sendable {
     mutating func schedule(holdingBack: ((DownloadID) -> Bool)? = nil) -> [Action] {
         guard !isShutDown, rules.runsDownloads else { return [] }
         var starts: [Action] = []
-        while runningHere < rules.maxConcurrentDownloads, let id = queue.popFirst() {
+        // A job that needs its slot back comes before any queued download.
+        while slotsInUse < rules.maxConcurrentDownloads, !reclaiming.isEmpty {
+            let id = reclaiming.removeFirst()
+            finishingHere.remove(id)
+            starts.append(.grantSlot(id))
+        }
+        while slotsInUse < rules.maxConcurrentDownloads, let id = queue.popFirst() {
             if let holdingBack, holdingBack(id) {
                 // Its host has no connection left: it waits out of the run queue, and the slot goes to the next.
                 heldBack.insert(id, priority: entries[id]?.priority ?? 0)
@@ -276,6 +298,29 @@ struct DownloadLifecycle: Sendable {
         return [.stop(id, .claimLost)]
     }
 
+    /// A job here has its complete file and goes to finish it: it gives its slot to the next queued download, unless
+    /// ``finishingLimit`` jobs are finishing already or it is being stopped (then it keeps its slot). Returns whether
+    /// it gave it; ``schedule(holdingBack:)`` then starts the next.
+    mutating func finishingStarted(_ id: DownloadID) -> Bool {
+        guard case .runningHere(stopping: nil) = entries[id]?.phase, finishingHere.count < finishingLimit else {
+            return false
+        }
+        return finishingHere.insert(id).inserted
+    }
+
+    /// A job needs a connection again (its finishing failed and it tries again). Returns true when it has a slot:
+    /// it kept its own, it is being stopped (it will not connect), or one is free now. Otherwise it waits for a
+    /// `grantSlot` from ``schedule(holdingBack:)``, which serves it before any queued download.
+    mutating func slotNeeded(_ id: DownloadID) -> Bool {
+        guard case .runningHere(stopping: nil) = entries[id]?.phase, finishingHere.contains(id) else { return true }
+        if slotsInUse < rules.maxConcurrentDownloads {
+            finishingHere.remove(id)
+            return true
+        }
+        if !reclaiming.contains(id) { reclaiming.append(id) }
+        return false
+    }
+
     /// A job of this manager ended.
     mutating func jobEnded(_ id: DownloadID, _ ending: Ending) -> [Action] {
         guard case .runningHere(let stopping) = entries[id]?.phase else { return [] }
@@ -312,6 +357,7 @@ struct DownloadLifecycle: Sendable {
     mutating func forgotten(_ ids: [DownloadID]) {
         for id in ids {
             if case .runningHere = entries[id]?.phase { runningHere -= 1 }
+            leftRunning(id)
             entries[id] = nil
             queue.remove(id)
         }
@@ -412,7 +458,7 @@ struct DownloadLifecycle: Sendable {
     private mutating func set(_ id: DownloadID, _ phase: Phase) {
         guard var entry = entries[id] else { return }
         if case .runningHere = entry.phase { runningHere -= 1 }
-        if case .runningHere = phase { runningHere += 1 }
+        if case .runningHere = phase { runningHere += 1 } else { leftRunning(id) }
         entry.phase = phase
         entries[id] = entry
         if phase != .queued { heldBack.remove(id) }
@@ -421,5 +467,11 @@ struct DownloadLifecycle: Sendable {
         } else {
             queue.remove(id)
         }
+    }
+
+    /// A job that ends held no slot if it was finishing.
+    private mutating func leftRunning(_ id: DownloadID) {
+        guard finishingHere.remove(id) != nil else { return }
+        reclaiming.removeAll { $0 == id }
     }
 }

@@ -10,7 +10,8 @@ extension DownloadManager {
         public var databaseURL: URL
         /// A shared PostgreSQL queue to use instead of ``databaseURL``; nil (the default) for the embedded SQLite.
         public var sharedQueue: SharedQueue?
-        /// Downloads that run at once. Default 4.
+        /// Downloads that transfer at once. Default 4. One whose file is complete and only being synced and put in
+        /// place gives its slot to the next (it still shows `running`); up to four per slot, at most 64, do so.
         public var maxConcurrentDownloads: Int = 4
         /// Connections to one host, across all downloads (with a ``sharedQueue``, across every worker). Default 8.
         public var maxConnectionsPerHost: Int = 8

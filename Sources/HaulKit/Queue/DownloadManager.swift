@@ -51,6 +51,8 @@ public actor DownloadManager {
     var idsByURL: [String: [DownloadID]]?
     var reservations = DestinationReservations()
     var jobs: [DownloadID: RunningJob] = [:]
+    /// Jobs waiting for a slot again (``DownloadLifecycle/slotNeeded(_:)``), resumed by `grantSlot` or `stop`.
+    var slotWaiters: [DownloadID: CheckedContinuation<Void, Never>] = [:]
     /// Why removing a running download could not delete its files, kept for the caller of ``remove(_:deletingFiles:)``.
     var removalFailures: [DownloadID: DownloadError] = [:]
     var watcher: ChangeWatcher
@@ -147,7 +149,11 @@ public actor DownloadManager {
                 start(id)
             case .stop(let id, _):
                 jobs[id]?.task.cancel()
+                // A job waiting for a slot goes on to see that it is stopped.
+                slotWaiters.removeValue(forKey: id)?.resume()
                 performed.stops.append(id)
+            case .grantSlot(let id):
+                slotWaiters.removeValue(forKey: id)?.resume()
             case .forget(let ids, let deletingFiles):
                 if let failure = forget(ids, deletingFiles: deletingFiles) {
                     performed.failure = performed.failure ?? failure
@@ -275,6 +281,8 @@ public actor DownloadManager {
                 store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
             },
             urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
+            finishingStarts: { [weak self] in await self?.jobFinishing(id) },
+            slotNeeded: { [weak self] in await self?.jobNeedsSlot(id) },
             reserveDestination: { [weak self] id, directory, name, replacing throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
                 return try await self.reserveDestination(for: id, in: directory, name: name, replacing: replacing)
@@ -294,6 +302,17 @@ public actor DownloadManager {
         let stored = try? store.fetch(id)
         if let stored { replace(with: stored) }
         perform(lifecycle.claimFailed(id, recorded: stored?.state))
+    }
+
+    /// The job has its complete file: its slot goes to the next queued download while the file is finished.
+    private func jobFinishing(_ id: DownloadID) {
+        if lifecycle.finishingStarted(id) { schedule() }
+    }
+
+    /// Returns once the job, which gave its slot back, has one again.
+    private func jobNeedsSlot(_ id: DownloadID) async {
+        guard !lifecycle.slotNeeded(id) else { return }
+        await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {

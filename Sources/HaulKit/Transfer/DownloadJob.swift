@@ -60,6 +60,8 @@ struct DownloadJob {
     /// The whole body of a small new file, received into memory: the finishing group writes it (see ``HeldBody``).
     /// `fresh`: its name was reserved in this run.
     var held: (body: HeldBody, fresh: Bool)?
+    /// Whether it offered its slot to the next download to finish its file (it needs one again before it connects).
+    var finishingStarted = false
 
     init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
         self.record = record
@@ -140,6 +142,11 @@ struct DownloadJob {
         while true {
             switch machine.step {
             case .attempt(let verifyingOverlap):
+                if finishingStarted {
+                    // Its finishing failed: it connects again only with a slot.
+                    await environment.slotNeeded()
+                    finishingStarted = false
+                }
                 if Task.isCancelled {
                     machine.cancelled()
                     continue
@@ -580,6 +587,7 @@ struct DownloadJob {
         record.transfer.durableBytes = total
         record.transfer.finalizing = true
         markCompleted()
+        await startFinishing()
         // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
         // files finishing now.
         try await environment.finishing.finish(
@@ -600,6 +608,7 @@ struct DownloadJob {
         record.transfer.durableBytes = 0
         record.transfer.bootID = BootIdentity.current
         markCompleted()
+        await startFinishing()
         do {
             try await environment.finishing.finish(
                 .init(
@@ -616,6 +625,12 @@ struct DownloadJob {
             throw error
         }
         return URL(fileURLWithPath: destination, isDirectory: false)
+    }
+
+    /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
+    private mutating func startFinishing() async {
+        await environment.finishingStarts()
+        finishingStarted = true
     }
 
     /// Marks the record completed, as the finishing group writes it.

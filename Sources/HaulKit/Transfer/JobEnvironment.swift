@@ -16,6 +16,11 @@ struct JobEnvironment: Sendable {
     let finishing: FinishingQueue
     /// Writes the record a new part file needs first, together with other jobs' at the same moment.
     let recorder: TransferRecorder
+    /// Gives the job's slot to the next queued download while its complete file is finished (it holds no connection
+    /// then); the manager may keep it in the slot (see ``DownloadLifecycle/finishingStarted(_:)``).
+    let finishingStarts: @Sendable () async -> Void
+    /// Returns once the job has a slot again, before it connects after its finishing failed.
+    let slotNeeded: @Sendable () async -> Void
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free.
     let reserveDestination:

@@ -59,6 +59,53 @@ struct DownloadLifecycleTests {
         #expect(machine.runQueue == [2] && machine.heldBackCount == 1, "released one at a time, in order")
     }
 
+    @Test(
+        "a job finishing its file gives its slot to the next download, up to four per slot; one needing it back goes first"
+    )
+    func finishingFreesSlot() {
+        var machine = Self.machine(slots: 1)
+        for id: DownloadID in [1, 2, 3, 4, 5, 6, 7] { machine.add(id, priority: 0) }
+        #expect(machine.schedule() == [.start(1)])
+        let oneGave = machine.finishingStarted(1)
+        #expect(oneGave)
+        #expect(machine.slotsInUse == 0 && machine.runningHere == 1)
+        #expect(machine.phase(of: 1) == .runningHere(stopping: nil), "still running until its file is in place")
+        #expect(machine.schedule() == [.start(2)])
+        for id: DownloadID in [2, 3, 4] {
+            let gave = machine.finishingStarted(id)
+            #expect(gave)
+            #expect(machine.schedule() == [.start(DownloadID(rawValue: id.rawValue + 1))])
+        }
+        #expect(machine.finishingHere.count == machine.finishingLimit, "four per slot")
+        let fiveGave = machine.finishingStarted(5)
+        #expect(!fiveGave, "the limit is reached: 5 keeps its slot")
+        #expect(machine.schedule() == [])
+        #expect(machine.jobEnded(1, .completed(recorded: true)) == [.report(1)])
+        #expect(machine.schedule() == [], "a finishing job held no slot: its end frees none")
+        // 2's finishing failed and it tries again: it needs a connection, and the slot is 5's.
+        let twoHas = machine.slotNeeded(2)
+        #expect(!twoHas)
+        #expect(machine.jobEnded(5, .failed) == [.record([5], .failed)])
+        #expect(machine.schedule() == [.grantSlot(2)], "served before the queued 6")
+        let twoHasNow = machine.slotNeeded(2)
+        #expect(twoHasNow, "it has its slot")
+        #expect(machine.slotsInUse == 1 && machine.runQueue == [6, 7])
+        // 3 needs one again too, but is paused while it waits: it does not wait for a slot it will not use.
+        let threeHas = machine.slotNeeded(3)
+        #expect(!threeHas)
+        #expect(machine.pause([3]) == [.stop(3, .pause)])
+        let threeStopping = machine.slotNeeded(3)
+        #expect(threeStopping)
+        #expect(machine.jobEnded(3, .stopped) == [.record([3], .paused)])
+        #expect(machine.jobEnded(2, .completed(recorded: true)) == [.report(2)])
+        #expect(machine.schedule() == [.start(6)], "3 left the waiting line when it stopped")
+        let sixGave = machine.finishingStarted(6)
+        let fourHas = machine.slotNeeded(4)
+        #expect(sixGave && fourHas)
+        #expect(machine.finishingHere == [6], "a free slot is taken back at once")
+        #expect(Self.machine(slots: 100).finishingLimit == 64, "at most 64 finishing without a slot")
+    }
+
     @Test("pause: a job here is stopped, a queued download is recorded paused, others are left alone")
     func pause() {
         var machine = Self.running(1)
