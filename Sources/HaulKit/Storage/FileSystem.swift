@@ -98,7 +98,16 @@ enum FileSystem {
 
     /// The directory part of a path.
     static func parent(of path: String) -> String {
-        (path as NSString).deletingLastPathComponent
+        // A plain path (no trailing or doubled slash, not at the root) is cut at its last slash: Foundation's
+        // normalisation cost 1% of the CPU of a small download, asked twice each.
+        let slash = UInt8(ascii: "/")
+        let bytes = path.utf8
+        if let last = bytes.lastIndex(of: slash), last != bytes.startIndex, bytes.last != slash,
+            !zip(bytes, bytes.dropFirst()).contains(where: { $0 == slash && $1 == slash })
+        {
+            return String(path[..<last])
+        }
+        return (path as NSString).deletingLastPathComponent
     }
 }
 
