@@ -82,18 +82,24 @@ struct SharedDatabaseTests {
         let origin = try await TestOrigin.start()
         let url = origin.serve("/lazy.bin", size: 4_000_000)
         origin.setFaults { $0.bytesPerSecond = 500_000 }
-        let runner = try await Harness.make(origin: origin) { $0.externalChangeInterval = .seconds(2) }
+        let tick = Duration.seconds(4)
+        let runner = try await Harness.make(origin: origin) { $0.externalChangeInterval = tick }
+        let added = ContinuousClock.now
         let id = try await runner.manager.add(url, options: .init(connections: 1))
         try await runner.waitForProgress(id, atLeast: 1)
         #expect(await runner.manager.snapshot(id)?.state == .running)
-        #expect(try Self.storedState(id, of: runner) == .queued, "not recorded before the first tick")
+        let stored = try Self.storedState(id, of: runner)
+        // Only before the first tick: on a machine so loaded that a tick has passed, running may be recorded.
+        if added.duration(to: .now) < tick {
+            #expect(stored == .queued, "not recorded before the first tick")
+        }
 
         // Another process pauses it while the database still says queued.
         let editor = try await Self.editor(of: runner)
         try await editor.pause(id)
         await editor.shutdown()
         try await runner.waitForState(id, .paused, timeout: .seconds(10))
-        try await Task.sleep(for: .milliseconds(2500))
+        try await Task.sleep(for: tick + .milliseconds(500))
         #expect(try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
 
         try await runner.manager.resume(id)
