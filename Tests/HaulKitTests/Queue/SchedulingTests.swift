@@ -7,6 +7,25 @@ import Testing
 
 @Suite("Scheduling and control")
 struct SchedulingTests {
+    /// The most downloads shown running at once, until `count` have completed or failed.
+    static func peakRunning(_ events: AsyncStream<DownloadEvent>, until count: Int) async -> Int {
+        var running = Set<DownloadID>()
+        var peak = 0
+        var ended = 0
+        for await event in events {
+            switch event.change {
+            case .status(.running): running.insert(event.id)
+            case .status(.completed), .status(.failed):
+                running.remove(event.id)
+                ended += 1
+            default: break
+            }
+            peak = max(peak, running.count)
+            if ended == count { break }
+        }
+        return peak
+    }
+
     @Test("at most N downloads transfer at once, and all complete")
     func concurrencyLimit() async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
@@ -16,20 +35,7 @@ struct SchedulingTests {
         for index in 0..<6 {
             ids.append(try await harness.manager.add(harness.origin.serve("/many/\(index).bin", size: 300_000 + index)))
         }
-        var running = Set<DownloadID>()
-        var peak = 0
-        var completed = 0
-        for await event in events {
-            switch event.change {
-            case .status(.running): running.insert(event.id)
-            case .status(.completed), .status(.failed):
-                running.remove(event.id)
-                completed += 1
-            default: break
-            }
-            peak = max(peak, running.count)
-            if completed == ids.count { break }
-        }
+        let peak = await Self.peakRunning(events, until: ids.count)
         #expect(harness.origin.peakResponses == 2, "\(harness.origin.peakResponses) responses at once")
         // One finishing its file (synced, put in place) gives its slot to the next: it may still show running.
         #expect(peak >= 2 && peak <= 2 + 8)
@@ -48,20 +54,7 @@ struct SchedulingTests {
             contentsOf: sizes.enumerated().map {
                 (harness.origin.serve("/next/\($0.offset).bin", size: $0.element), nil, .init())
             })
-        var running = Set<DownloadID>()
-        var peak = 0
-        var completed = 0
-        for await event in events {
-            switch event.change {
-            case .status(.running): running.insert(event.id)
-            case .status(.completed), .status(.failed):
-                running.remove(event.id)
-                completed += 1
-            default: break
-            }
-            peak = max(peak, running.count)
-            if completed == ids.count { break }
-        }
+        let peak = await Self.peakRunning(events, until: ids.count)
         #expect(peak >= 2, "the second started only once the first was in place")
         #expect(harness.origin.peakResponses == 1, "one slot: one response at a time")
         for (id, size) in zip(ids, sizes) {
