@@ -77,18 +77,17 @@ extension DownloadManager {
 
     /// Waits until a download completes and returns its file, or throws why it failed or was removed.
     public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
-        let stream = hub.subscribe(to: id)
         // Added by another process since the last look at the database.
         if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
-        if let record = records[id] {
-            switch record.state {
-            case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
-            case .failed: throw record.lastError ?? .internalError("failed without an error")
-            case .queued, .running, .paused: break
-            }
-        } else {
-            throw .unknownDownload(id)
+        guard let record = records[id] else { throw .unknownDownload(id) }
+        switch record.state {
+        case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
+        case .failed: throw record.lastError ?? .internalError("failed without an error")
+        case .queued, .running, .paused: break
         }
+        // Subscribed in the same actor turn as the look above, and only when needed (`haul get` waits for each of
+        // thousands of downloads, most already done): status events are sent from this actor, so none is missed.
+        let stream = hub.subscribe(to: id)
         for await event in stream {
             switch event.change {
             case .status(.completed(let file)): return file

@@ -25,14 +25,21 @@ enum FileNamer {
 
     /// The last non-empty path segment of `url`, percent-decoded.
     static func lastPathSegment(of url: URL) -> String? {
-        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        let path = url.path(percentEncoded: true)
         guard let segment = path.split(separator: "/").last else { return nil }
+        // Nothing to decode in most names.
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
         guard let bytes = ContentDisposition.percentDecodedBytes(segment) else { return String(segment) }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A safe file name from untrusted `raw` text, or nil if nothing usable is left.
     static func sanitise(_ raw: String) -> String? {
+        isPlain(raw) ? raw : cleaned(raw)
+    }
+
+    /// What is left of `raw` once cleaned (what ``sanitise(_:)`` returns for a name that is not plain).
+    static func cleaned(_ raw: String) -> String? {
         // Keep only the last path component, whichever separator the sender used.
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var name = String(
@@ -45,6 +52,17 @@ enum FileNamer {
         name = name.trimmingWhitespace()
         guard !name.isEmpty else { return nil }
         return capped(name)
+    }
+
+    /// Whether `name` is already safe as it is (``cleaned(_:)`` would return it unchanged): printable ASCII
+    /// without a separator or space, not starting with a dot, short enough. Most names are; checking costs less
+    /// than cleaning.
+    static func isPlain(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "."), bytes.count <= maximumLength else { return false }
+        return bytes.allSatisfy { byte in
+            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\")
+        }
     }
 
     /// `name` shortened to ``maximumLength`` UTF-8 bytes, cutting the stem and keeping the extension.

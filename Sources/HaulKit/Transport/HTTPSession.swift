@@ -22,13 +22,16 @@ struct HTTPSession: Sendable {
         guard var current = URL(string: url), current.host != nil else {
             throw DownloadError.invalidURL(url, reason: "it is not an absolute URL")
         }
-        let home = Authenticator.origin(of: homeURL.flatMap(URL.init(string:)) ?? current)
-        var visited: Set<String> = [current.absoluteString]
+        // nil while the request is still at `url` and no other home was named: `url` is trusted without working
+        // out its origin (most requests are never redirected).
+        var home = homeURL.flatMap(URL.init(string:)).map(Authenticator.origin(of:))
+        var visited: Set<String> = []
         var redirects = 0
         var challengesAnswered = 0
         while true {
             let host = current.host ?? ""
-            let trusted = profile.redirects.trustsOtherOrigins || Authenticator.origin(of: current) == home
+            let trusted =
+                profile.redirects.trustsOtherOrigins || home.map { Authenticator.origin(of: current) == $0 } ?? true
             var headers = profile.fields(range: range, ifRange: ifRange, trusted: trusted)
             let userAuthorizes = headers.contains { $0.0.lowercased() == "authorization" }
             let credentials =
@@ -105,6 +108,8 @@ struct HTTPSession: Sendable {
             guard redirects < HTTPTransport.maximumRedirects else {
                 throw DownloadError.tooManyRedirects(limit: HTTPTransport.maximumRedirects)
             }
+            if visited.isEmpty { visited.insert(current.absoluteString) }
+            home = home ?? Authenticator.origin(of: current)
             guard visited.insert(target.absoluteString).inserted else { throw DownloadError.redirectLoop }
             logger.debug(
                 "following a redirect",

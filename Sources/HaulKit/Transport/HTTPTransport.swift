@@ -167,7 +167,7 @@ extension ResponseHead {
     init(_ response: HTTPClientResponse, now: Date) {
         let headers = response.headers
         func single(_ name: String) -> String? {
-            headers[name].first.map { value in
+            headers.first(name: name).map { value in
                 let trimmed = value.trimmingWhitespace()
                 return ControlCharacters.occur(in: trimmed) ? ControlCharacters.removed(from: trimmed) : trimmed
             }

@@ -70,6 +70,25 @@ struct HeaderParsingTests {
         #expect(FileNamer.sanitise(raw) == expected)
     }
 
+    @Test("a plain name is kept as it is, and only a name that cleaning would keep counts as plain")
+    func plainNames() {
+        let plain = ["file.bin", "00001.bin", "a", "README", "archive.tar.gz", "x~y!(1)[2]{3}=+,;@#$&'", "a..b."]
+        let notPlain = [
+            ".hidden", " lead", "trail ", "in side", "a/b", "a\\b", "tab\tname", "bell\u{7}", "del\u{7F}",
+            "caf\u{E9}", "", String(repeating: "x", count: FileNamer.maximumLength + 1),
+        ]
+        for name in plain {
+            #expect(FileNamer.isPlain(name), "\(name)")
+            #expect(FileNamer.cleaned(name) == name, "\(name)")
+            #expect(FileNamer.sanitise(name) == name, "\(name)")
+        }
+        for name in notPlain {
+            #expect(!FileNamer.isPlain(name), "\(name)")
+            #expect(FileNamer.sanitise(name) == FileNamer.cleaned(name), "\(name)")
+        }
+        #expect(FileNamer.isPlain(String(repeating: "x", count: FileNamer.maximumLength)))
+    }
+
     @Test("long names are capped to fit with .part, keeping the extension")
     func longNames() throws {
         let long = String(repeating: "é", count: 300) + ".iso"
@@ -90,6 +109,9 @@ struct HeaderParsingTests {
             ("http://h/x.bin", "attachment; filename=\"y.bin\"", "y.bin"),
             ("http://h/x.bin", "attachment; filename=\"../\"", "x.bin"),
             ("http://h/%2e%2e%2fetc%2fpasswd", nil, "passwd"),
+            ("http://h/a/b.tar.gz;v=1?q=/x.bin", nil, "b.tar.gz;v=1"),
+            ("http://user:pw@h:8080/files//.profile", nil, "profile"),
+            ("http://h/dir/%E2%82%AC.txt", nil, "\u{20AC}.txt"),
         ] as [(String, String?, String)])
     func names(_ url: String, _ disposition: String?, _ expected: String) {
         #expect(FileNamer.name(contentDisposition: disposition, url: URL(string: url)!) == expected)
