@@ -1,5 +1,6 @@
-/// Everything a job needs from its manager.
-struct JobEnvironment: Sendable {
+/// Everything a job needs from its manager. A class: the job and its helpers each keep it, and a copy of a struct
+/// this size is a retain of every field.
+final class JobEnvironment: Sendable {
     let session: HTTPSession
     let store: DownloadStore
     let events: EventHub
@@ -26,4 +27,28 @@ struct JobEnvironment: Sendable {
     let reserveDestination:
         @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool) async throws(DownloadError)
             -> String
+
+    init(
+        session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,
+        globalLimiter: RateLimiter, hostLimiter: RateLimiter?, widenClaim: @escaping @Sendable (_ wanted: Int) -> Int,
+        urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
+        finishingStarts: @escaping @Sendable () async -> Void, slotNeeded: @escaping @Sendable () async -> Void,
+        reserveDestination:
+            @escaping @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool)
+            async throws(DownloadError) -> String
+    ) {
+        self.session = session
+        self.store = store
+        self.events = events
+        self.settings = settings
+        self.globalLimiter = globalLimiter
+        self.hostLimiter = hostLimiter
+        self.widenClaim = widenClaim
+        self.urlProvider = urlProvider
+        self.finishing = finishing
+        self.recorder = recorder
+        self.finishingStarts = finishingStarts
+        self.slotNeeded = slotNeeded
+        self.reserveDestination = reserveDestination
+    }
 }
