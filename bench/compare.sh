@@ -94,22 +94,24 @@ w2_files() {
     bench_file_list "$dir" "$count" "$BENCH_DIR/$dir.list" > "$BENCH_DIR/$dir.sha256"
 }
 w2() {
-    # A new directory for every run and nothing deleted until W2 is over: creating files just after deleting
-    # thousands is several times slower on ext4 (it scans recently freed inodes), which would charge each tool for
-    # the previous one's clean-up (curl's 10,000 files: ~1,600 files/s after a deletion, ~10,000 without).
+    # On a fresh journaled ext4 (bench_scratch), a new directory for every run and nothing deleted until W2 is over:
+    # no tool pays for another's clean-up.
     fresh
+    local root
+    root=$(bench_scratch "$OUT/w2")
     for spec in "w2-64k 2000 64" "w2-4k 10000 4"; do
         read -r dir count kib <<< "$spec"
         w2_files "$dir" "$count" "$kib"
         for run in $(seq "$RUNS"); do
             for tool in haul curl aria2c wget; do
-                local target="$OUT/$dir-$tool-$run"
+                local target="$root/$dir-$tool-$run"
                 mkdir -p "$target/files"
                 record W2 "${count}x${kib}KiB" "$tool" "$run" "$count" files/s "same_tree $target/files $BENCH_DIR/$dir.sha256" -- \
                     bash -c "$(declare -f list_$tool); HAUL=$HAUL OUT=$target list_$tool $BENCH_DIR/$dir.list $target/files 16"
             done
         done
     done
+    bench_scratch_release
     fresh
 }
 

@@ -28,11 +28,11 @@ curl_plain()    { awk -v d="$1/files" '{ n = split($0, p, "/"); print "url = \""
                   curl -sS --fail --parallel --parallel-max 16 -K "$1/curl.cfg"; }
 curl_thensync() { curl_plain "$1" && sync -f "$1/files"; }
 
+# A fresh journaled ext4 (bench_scratch), a fresh directory each time, none deleted during the runs.
+SCRATCH=$(bench_scratch "$OUT/w2")
 for run in $(seq "$RUNS"); do
     for tool in haul_plain haul_nosync curl_plain curl_thensync; do
-        # A fresh directory each time, none deleted during the runs: ext4 is slow to create files just after
-        # deleting many.
-        target="$OUT/$tool-$run-$RANDOM"
+        target="$SCRATCH/$tool-$run-$RANDOM"
         mkdir -p "$target/files"
         read -r rss wall cpu < <(bench_measure bash -c "$(declare -f "$tool" curl_plain); HAUL=$HAUL BENCH_DIR=$BENCH_DIR $tool $target")
         ok=yes
@@ -42,5 +42,6 @@ for run in $(seq "$RUNS"); do
         printf '  %-14s run %d: %6.2f s  %6s files/s  cpu %5.2f s  %s\n' "$tool" "$run" "$wall" "$rate" "$cpu" "$ok"
     done
 done
+bench_scratch_release
 rm -rf "$OUT"
 python3 bench/summarize.py "$CSV"
