@@ -95,6 +95,36 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("tasks on the event loops: small files, and a file over 4 connections with a checksum, arrive byte-exact")
+        func tasksOnEventLoops() async throws {
+            let origin = try await TestOrigin.start()
+            let small = (0..<40).map { origin.serve("/s\($0).bin", size: 1_000 + 997 * $0) }
+            let large = origin.serve("/large.bin", size: 24_000_000)
+            let directory = TemporaryDirectory()
+            let arguments = [
+                "get", "--verbose", "-j", "8", "-x", "4", "-d", directory.path, "--state-dir",
+                directory.file("state").path,
+            ]
+            let result = try await ChildProcess.run(
+                "haul", arguments + small.map(\.absoluteString))
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.error.contains("tasks run on the HTTP client's event loops"), "\(result.error)")
+            for index in 0..<40 {
+                let data = try #require(directory.contents("s\(index).bin"), "s\(index).bin")
+                #expect(TestContent.firstMismatch(data, size: 1_000 + 997 * index) == nil, "s\(index).bin")
+            }
+            // The large body is written off the loops while they read its four ranges; the checksum is followed
+            // off them too. A throttled one needs its monitor (also off the loops) for progress and checkpoints.
+            origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+            let checked = try await ChildProcess.run(
+                "haul",
+                arguments + ["--checksum", "sha256=" + TestContent.sha256(size: 24_000_000), large.absoluteString])
+            #expect(checked.status == 0, "\(checked.error)")
+            #expect(TestContent.firstMismatch(try #require(directory.contents("large.bin")), size: 24_000_000) == nil)
+            #expect(origin.requests(to: "/large.bin").count >= 4)
+            await origin.stop()
+        }
+
         @Test("-i - reads the list from standard input (read once, though arguments are checked before the run)")
         func inputFromStandardInput() async throws {
             let origin = try await TestOrigin.start()

@@ -42,6 +42,20 @@ struct BodyWriter: Sendable {
         _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
         wrote: (_ count: Int, _ position: Int64) throws -> Int64
     ) async throws -> Ending {
+        // With tasks on the event loops (`TaskPlacement`), a small body held in memory stays on its loop; one that
+        // goes to disk, possibly gigabytes, leaves it, so that the loop reads while the file is written.
+        if sink is HeldBody || !TaskPlacement.tasksRunOnEventLoops {
+            return try await receive(body, from: start, overlap: overlap, room: room, wrote: wrote)
+        }
+        return try await withTaskExecutorPreference(TaskPlacement.offLoop) {
+            try await receive(body, from: start, overlap: overlap, room: room, wrote: wrote)
+        }
+    }
+
+    private func receive(
+        _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
+        wrote: (_ count: Int, _ position: Int64) throws -> Int64
+    ) async throws -> Ending {
         var position = start
         var received: Int64 = 0
         var room = room

@@ -92,7 +92,7 @@ struct DownloadJob {
     mutating func run() async -> Outcome {
         let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
             let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
-            return Task { try await follower.digest() }
+            return Task(executorPreference: TaskPlacement.offLoop) { try await follower.digest() }
         }
 
         let outcome = await runAttempts(follower: follower)

@@ -24,7 +24,7 @@ final class MonitorLauncher: Sendable {
     func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let monitor = monitor
-        task.withLock { $0 = Task { await monitor.run() } }
+        task.withLock { $0 = Task(executorPreference: TaskPlacement.offLoop) { await monitor.run() } }
     }
 
     /// Takes a checkpoint now (see ``JobMonitor/checkpoint()``), whether or not the monitor runs.

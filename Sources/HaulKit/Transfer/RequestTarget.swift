@@ -46,7 +46,8 @@ actor RequestTarget {
         if let refreshing { return await refreshing.value != nil ? .replacedElsewhere : .unavailable }
         guard let addedURL = URL(string: added) else { return .unavailable }
         let request = URLRefresh(id: id, url: addedURL, refusedURL: URL(string: url) ?? addedURL, status: status)
-        let task = Task { () -> URL? in
+        // The caller's provider may block: never on an event loop.
+        let task = Task(executorPreference: TaskPlacement.offLoop) { () -> URL? in
             guard let fresh = await provider(request), let scheme = fresh.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", fresh.host != nil
             else { return nil }
