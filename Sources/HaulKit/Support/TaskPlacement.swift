@@ -1,6 +1,4 @@
 import Dispatch
-import NIOCore
-import NIOPosix
 import Synchronization
 
 /// Where Haul's tasks run.
@@ -13,9 +11,9 @@ import Synchronization
 public enum TaskPlacement {
     private static let onEventLoops = Atomic<Bool>(false)
 
-    /// Makes AsyncHTTPClient's event loops Swift Concurrency's global executor, for the whole process (SwiftNIO's
-    /// `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`). Returns whether
-    /// it took effect.
+    /// Makes AsyncHTTPClient's event loops (NIO's singleton group) Swift Concurrency's global executor, for the whole
+    /// process. Jobs run there as on Swift's own threads, so a task that calls a free actor, or returns from one,
+    /// goes on at once on the same thread. Returns whether it took effect.
     ///
     /// Call it once, from the main actor, before downloading. Everything the program runs as tasks then runs on
     /// those loops, so the program must not block in tasks for long; and it must not use a shared PostgreSQL queue
@@ -24,9 +22,7 @@ public enum TaskPlacement {
     @discardableResult
     public static func runTasksOnEventLoops() -> Bool {
         guard !onEventLoops.load(ordering: .acquiring) else { return true }
-        guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
-            return false
-        }
+        guard EventLoopTakeover.install() else { return false }
         onEventLoops.store(true, ordering: .releasing)
         return true
     }
