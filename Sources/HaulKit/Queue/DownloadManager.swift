@@ -283,9 +283,10 @@ public actor DownloadManager {
             urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
             finishingStarts: { [weak self] in await self?.jobFinishing(id) },
             slotNeeded: { [weak self] in await self?.jobNeedsSlot(id) },
-            reserveDestination: { [weak self] id, directory, name, replacing throws(DownloadError) in
+            reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
-                return try await self.reserveDestination(for: id, in: directory, name: name, replacing: replacing)
+                return try await self.reserveDestination(
+                    for: id, in: directory, name: name, replacing: replacing, journal: journal)
             })
         let task = Task { [record] in
             var job = DownloadJob(record: record, state: state, limiter: limiter, environment: environment)
@@ -420,12 +421,14 @@ public actor DownloadManager {
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
     private func reserveDestination(
-        for id: DownloadID, in directory: String, name: String, replacing: Bool
+        for id: DownloadID, in directory: String, name: String, replacing: Bool, journal: Bool
     ) throws(DownloadError)
         -> String
     {
         guard records[id] != nil else { throw .unknownDownload(id) }
-        let path = reservations.reserve(name, in: directory, for: id, replacingFiles: replacing) { [records] holder in
+        let path = reservations.reserve(
+            name, in: directory, for: id, replacingFiles: replacing, journal: journal
+        ) { [records] holder in
             records[holder]?.state != .completed
         }
         // The job records it with the rest of its columns.

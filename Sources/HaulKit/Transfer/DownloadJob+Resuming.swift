@@ -80,7 +80,7 @@ extension DownloadJob {
         case .rename:
             let directory = FileSystem.parent(of: destination)
             let name = (destination as NSString).lastPathComponent
-            record.destinationPath = try await environment.reserveDestination(id, directory, name, false)
+            record.destinationPath = try await environment.reserveDestination(id, directory, name, false, true)
             record.updatedAt = Date()
             try environment.store.saveTransfer(record)
             return nil

@@ -247,7 +247,7 @@ struct DownloadJob {
                     try environment.store.saveTransfer(record)
                 }
             } else if let total = holdableSize(head, validator: validator, offset: offset) {
-                let fresh = try await nameIfNeeded(head: head, url: response.url)
+                let fresh = try await nameIfNeeded(head: head, url: response.url, journal: false)
                 record.transfer.record(validator)
                 state.update { $0.total = total }
                 return try await receiveHeld(
@@ -329,8 +329,9 @@ struct DownloadJob {
     }
 
     /// Names the file when it has no destination yet: a free name in its directory, reserved for the download.
-    /// Returns whether it was named now (then no part file is beside it: the reservation just looked).
-    mutating func nameIfNeeded(head: ResponseHead, url: URL?) async throws -> Bool {
+    /// Returns whether it was named now (then no part file is beside it: the reservation just looked). `journal`:
+    /// false for a body held in memory, which never keeps a segment journal.
+    mutating func nameIfNeeded(head: ResponseHead, url: URL?, journal: Bool = true) async throws -> Bool {
         guard record.destinationPath == nil else { return false }
         let requested = record.requestedDestination ?? .directory(environment.settings.downloadDirectory)
         guard case .directory(let directory) = requested else {
@@ -350,7 +351,7 @@ struct DownloadJob {
             }
         }
         record.destinationPath = try await environment.reserveDestination(
-            id, directory.path, name, policy == .replace || policy == .replaceIfNewer)
+            id, directory.path, name, policy == .replace || policy == .replaceIfNewer, journal)
         return true
     }
 

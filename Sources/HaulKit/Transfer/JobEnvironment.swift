@@ -23,10 +23,11 @@ final class JobEnvironment: Sendable {
     /// Returns once the job has a slot again, before it connects after its finishing failed.
     let slotNeeded: @Sendable () async -> Void
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
-    /// `replacing`, a file already there (that no other download writes) counts as free.
+    /// `replacing`, a file already there (that no other download writes) counts as free. `journal`: the download may
+    /// keep a segment journal beside its part file (see ``DestinationReservations``).
     let reserveDestination:
-        @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool) async throws(DownloadError)
-            -> String
+        @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool)
+            async throws(DownloadError) -> String
 
     init(
         session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,
@@ -34,7 +35,9 @@ final class JobEnvironment: Sendable {
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
         finishingStarts: @escaping @Sendable () async -> Void, slotNeeded: @escaping @Sendable () async -> Void,
         reserveDestination:
-            @escaping @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool)
+            @escaping @Sendable (
+                _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool
+            )
             async throws(DownloadError) -> String
     ) {
         self.session = session
