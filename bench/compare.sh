@@ -44,6 +44,9 @@ record() {
     local workload=$1 case=$2 tool=$3 run=$4 amount=$5 unit=$6 verify=$7
     shift 8
     local rss wall cpu
+    # Every run starts with nothing left to write back (not timed): a tool that syncs (Haul's syncfs) would otherwise
+    # also write back the files the tool before it left in the page cache on the same file system.
+    sync
     read -r rss wall cpu < <(bench_measure "$@")
     local ok=yes
     eval "$verify" || ok=NO
@@ -109,6 +112,11 @@ w2() {
                 record W2 "${count}x${kib}KiB" "$tool" "$run" "$count" files/s "same_tree $target/files $BENCH_DIR/$dir.sha256" -- \
                     bash -c "$(declare -f list_$tool); HAUL=$HAUL OUT=$target list_$tool $BENCH_DIR/$dir.list $target/files 16"
             done
+            # curl with the files made durable at the end, as Haul's are when it exits.
+            local target="$root/$dir-curl-sync-$run"
+            mkdir -p "$target/files"
+            record W2 "${count}x${kib}KiB+sync" curl "$run" "$count" files/s "same_tree $target/files $BENCH_DIR/$dir.sha256" -- \
+                bash -c "$(declare -f list_curl); OUT=$target list_curl $BENCH_DIR/$dir.list $target/files 16 && sync -f $target/files"
         done
     done
     bench_scratch_release

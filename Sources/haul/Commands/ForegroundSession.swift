@@ -34,7 +34,7 @@ final class ForegroundSession {
         _ configuration: DownloadManager.Configuration, mode: SessionDisplay.Mode, followsNewDownloads: Bool,
         resumeHint: String, onShutdown: @escaping () -> Void = {}
     ) async throws -> ForegroundSession {
-        // Many small files cost a tenth less CPU with the tasks on the I/O threads (see `TaskPlacement`); a shared
+        // Many small files cost a fifth less CPU with the tasks on the I/O threads (see `TaskPlacement`); a shared
         // PostgreSQL queue's store must not run there.
         if configuration.sharedQueue == nil, await TaskPlacement.runTasksOnEventLoops() {
             configuration.logger.debug("tasks run on the HTTP client's event loops")
