@@ -14,24 +14,16 @@ struct DestinationReservationsTests {
         try Self.leftover.write(to: directory.file("a.bin.part"))
         try Self.leftover.write(to: directory.file("b.bin.part.segments"))
         var reservations = DestinationReservations()
-        let unfinished: (DownloadID) -> Bool = { _ in true }
-        // The part file counts either way (the second download also passes over the first's reservation).
-        #expect(
-            reservations.reserve("a.bin", in: directory.path, for: 1, isUnfinished: unfinished)
-                == directory.file("a (1).bin").path)
-        #expect(
-            reservations.reserve("a.bin", in: directory.path, for: 5, journal: false, isUnfinished: unfinished)
-                == directory.file("a (2).bin").path)
-        #expect(
-            reservations.reserve("b.bin", in: directory.path, for: 2, isUnfinished: unfinished)
-                == directory.file("b (1).bin").path)
-        #expect(
-            reservations.reserve("b.bin", in: directory.path, for: 3, journal: false, isUnfinished: unfinished)
-                == directory.file("b.bin").path)
-        // Held by an unfinished download: taken for any other.
-        #expect(
-            reservations.reserve("b.bin", in: directory.path, for: 4, journal: false, isUnfinished: unfinished)
-                == directory.file("b (2).bin").path)
+        // In order: (name, download, journal, expected). The part file counts either way; the journal only for a
+        // download that may keep one; a name reserved by an unfinished download is taken for any other.
+        let cases: [(String, DownloadID, Bool, String)] = [
+            ("a.bin", 1, true, "a (1).bin"), ("a.bin", 5, false, "a (2).bin"), ("b.bin", 2, true, "b (1).bin"),
+            ("b.bin", 3, false, "b.bin"), ("b.bin", 4, false, "b (2).bin"),
+        ]
+        for (name, id, journal, expected) in cases {
+            let path = reservations.reserve(name, in: directory.path, for: id, journal: journal) { _ in true }
+            #expect(path == directory.file(expected).path, "\(name) for \(id)")
+        }
     }
 
     @Test("another download's part file or journal is left alone; a small file passes over a lone journal only")
