@@ -6,8 +6,9 @@ import Testing
 
 @Suite("Where tasks run")
 struct TaskPlacementTests {
-    /// Runs a task's jobs on one event loop, as every task does once ``TaskPlacement/runTasksOnEventLoops()`` took
-    /// effect.
+    /// Runs a task's jobs on one event loop, where every task runs once ``TaskPlacement/runTasksOnEventLoops()`` took
+    /// effect (there through the runtime's global hook, as the generic executor; here as the task's executor
+    /// preference, which a test can set without changing the whole process).
     final class LoopExecutor: TaskExecutor {
         let loop: any EventLoop
         init(_ loop: any EventLoop) { self.loop = loop }
