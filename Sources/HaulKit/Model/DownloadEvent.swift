@@ -1,6 +1,7 @@
 import Foundation
 
-/// Something that happened to a download, delivered through ``DownloadManager/events()``.
+/// Something that happened to a download, delivered through ``DownloadManager/events()`` (or to a handler,
+/// ``DownloadManager/observeEvents(_:)``).
 public struct DownloadEvent: Sendable {
     /// What happened.
     public enum Change: Sendable {

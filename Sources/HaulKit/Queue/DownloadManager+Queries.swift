@@ -75,6 +75,17 @@ extension DownloadManager {
     /// The events of one download, from now on; the stream ends when it completes, fails or is removed.
     public func events(for id: DownloadID) -> AsyncStream<DownloadEvent> { hub.subscribe(to: id) }
 
+    /// Calls `handler` with every event of every download from now on, until the observation is cancelled or the
+    /// manager shuts down: the cheap way to see every event of many downloads.
+    ///
+    /// An ``events()`` stream wakes its consumer task for each event, a cost of its own for thousands of small
+    /// downloads. The handler instead runs at once, on the task that produced the event (the manager's, or a
+    /// download's), possibly on several at the same time: it must be quick, must not block, and must take care of
+    /// its own state's safety.
+    public func observeEvents(_ handler: @escaping @Sendable (DownloadEvent) -> Void) -> EventObservation {
+        EventObservation(hub: hub, token: hub.subscribe(handler: handler))
+    }
+
     /// Waits until a download completes and returns its file, or throws why it failed or was removed.
     public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
         // Added by another process since the last look at the database.

@@ -1,11 +1,18 @@
 import Foundation
 import Synchronization
 
-/// Fans events out to every subscriber's `AsyncStream`, from any task, without an actor hop.
+/// Fans events out to every subscriber, from any task, without an actor hop: to an `AsyncStream`, or to a handler
+/// called at once (``DownloadManager/observeEvents(_:)``).
 final class EventHub: Sendable {
+    /// Where a subscriber's events go.
+    private enum Delivery {
+        case stream(AsyncStream<DownloadEvent>.Continuation)
+        case handler(@Sendable (DownloadEvent) -> Void)
+    }
+
     private struct Subscriber {
         var download: DownloadID?
-        var continuation: AsyncStream<DownloadEvent>.Continuation
+        var delivery: Delivery
     }
 
     private struct Subscribers {
@@ -26,13 +33,26 @@ final class EventHub: Sendable {
             of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
         let token = subscribers.withLock { subscribers in
             defer { subscribers.nextToken += 1 }
-            subscribers.all[subscribers.nextToken] = Subscriber(download: download, continuation: continuation)
+            subscribers.all[subscribers.nextToken] = Subscriber(download: download, delivery: .stream(continuation))
             return subscribers.nextToken
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.all.removeValue(forKey: token) }
-        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(token) }
         return stream
+    }
+
+    /// Calls `handler` with every event from now on, on the yielding task, until ``unsubscribe(_:)`` or
+    /// ``finishAll()``; returns the token that ends it.
+    func subscribe(handler: @escaping @Sendable (DownloadEvent) -> Void) -> Int {
+        subscribers.withLock { subscribers in
+            defer { subscribers.nextToken += 1 }
+            subscribers.all[subscribers.nextToken] = Subscriber(download: nil, delivery: .handler(handler))
+            return subscribers.nextToken
+        }
+    }
+
+    /// Ends a subscription; an event being delivered to it may still arrive.
+    func unsubscribe(_ token: Int) {
+        _ = subscribers.withLock { $0.all.removeValue(forKey: token) }
     }
 
     /// Sends an event of `id` to its subscribers; `change` is made only if there is one (adding 100,000 downloads
@@ -41,7 +61,7 @@ final class EventHub: Sendable {
         var event: DownloadEvent?
         var ends = false
         let targets = subscribers.withLock { subscribers in
-            var targets: [(AsyncStream<DownloadEvent>.Continuation, Bool)] = []
+            var targets: [(Delivery, Bool)] = []
             for (token, subscriber) in subscribers.all where subscriber.download == nil || subscriber.download == id {
                 if event == nil {
                     let made = change()
@@ -52,15 +72,20 @@ final class EventHub: Sendable {
                     }
                 }
                 let finishes = ends && subscriber.download == id
-                targets.append((subscriber.continuation, finishes))
+                targets.append((subscriber.delivery, finishes))
                 if finishes { subscribers.all.removeValue(forKey: token) }
             }
             return targets
         }
         guard let event else { return }
-        for (continuation, finishes) in targets {
-            continuation.yield(event)
-            if finishes { continuation.finish() }
+        for (delivery, finishes) in targets {
+            switch delivery {
+            case .stream(let continuation):
+                continuation.yield(event)
+                if finishes { continuation.finish() }
+            case .handler(let handler):
+                handler(event)
+            }
         }
     }
 
@@ -69,6 +94,8 @@ final class EventHub: Sendable {
             defer { subscribers.all.removeAll() }
             return Array(subscribers.all.values)
         }
-        for subscriber in all { subscriber.continuation.finish() }
+        for subscriber in all {
+            if case .stream(let continuation) = subscriber.delivery { continuation.finish() }
+        }
     }
 }

@@ -7,9 +7,9 @@ final class ForegroundSession {
     let manager: DownloadManager
     let display: SessionDisplay
     private let interruption: Interruption
-    private let events: AsyncStream<DownloadEvent>
+    /// The manager's events going to the display, from ``open(_:mode:followsNewDownloads:resumeHint:onShutdown:)``.
+    private let observation: EventObservation
     private let mode: SessionDisplay.Mode
-    private var consuming: Task<Void, Never>?
     private var ticking: Task<Void, Never>?
     private let resumeHint: String
     /// Runs once the manager has stopped (saving cookies).
@@ -17,14 +17,14 @@ final class ForegroundSession {
 
     private init(
         manager: DownloadManager, display: SessionDisplay, interruption: Interruption,
-        events: AsyncStream<DownloadEvent>, mode: SessionDisplay.Mode, resumeHint: String,
+        observation: EventObservation, mode: SessionDisplay.Mode, resumeHint: String,
         onShutdown: @escaping () -> Void
     ) {
         self.onShutdown = onShutdown
         self.manager = manager
         self.display = display
         self.interruption = interruption
-        self.events = events
+        self.observation = observation
         self.mode = mode
         self.resumeHint = resumeHint
     }
@@ -43,8 +43,9 @@ final class ForegroundSession {
         let interruption = Interruption(manager: manager)
         interruption.install()
         let display = SessionDisplay(mode: mode, manager: manager, followsNewDownloads: followsNewDownloads)
+        let observation = await manager.observeEvents { display.receive($0) }
         return ForegroundSession(
-            manager: manager, display: display, interruption: interruption, events: await manager.events(),
+            manager: manager, display: display, interruption: interruption, observation: observation,
             mode: mode, resumeHint: resumeHint, onShutdown: onShutdown)
     }
 
@@ -62,8 +63,8 @@ final class ForegroundSession {
     /// ``open(_:mode:followsNewDownloads:resumeHint:)``.
     func show(_ ids: [DownloadID]) async {
         let display = display
-        await manager.forEachBatch(ofSnapshots: ids) { await display.follow($0) }
-        consuming = Task { [events] in await display.consume(events) }
+        await manager.forEachBatch(ofSnapshots: ids) { display.follow($0) }
+        display.goLive()
         if case .terminal = mode {
             ticking = Task {
                 while !Task.isCancelled {
@@ -79,13 +80,15 @@ final class ForegroundSession {
     /// Stops the manager, prints the summary and ends the command with the session's exit status.
     func finish(adding failures: [DownloadError] = []) async throws -> Never {
         await manager.shutdown()
+        observation.cancel()
         onShutdown()
-        await consuming?.value
+        // A tick already under way ends before the summary, which it would otherwise draw over.
         ticking?.cancel()
-        let entries = await display.entries
+        await ticking?.value
+        let entries = display.entries
         let errors = failures + entries.filter { $0.state == .failed }.compactMap(\.error)
         let status = interruption.happened ? ExitStatus.interrupted : ExitStatus.forFailures(errors)
-        await display.finish(
+        display.finish(
             SessionOutcome(exitCode: status.rawValue, interrupted: interruption.happened, resumeHint: resumeHint))
         throw status
     }

@@ -1,8 +1,14 @@
+import Foundation
 import HaulKit
+import Synchronization
 
 /// Follows a foreground session's downloads: feeds the manager's events into a ``TransferTable`` and hands every
 /// change to the chosen ``SessionOutput``.
-actor SessionDisplay {
+///
+/// Events come from ``DownloadManager/observeEvents(_:)``, on the tasks that produce them, and are applied at once
+/// under a lock: a stream would wake a consumer task for each of the five or six events of every download, an
+/// eighth of the CPU of many small files.
+final class SessionDisplay: Sendable {
     /// How the session is shown.
     enum Mode: Sendable {
         /// A few lines per download; with `quiet`, errors only.
@@ -13,54 +19,91 @@ actor SessionDisplay {
         case json
     }
 
-    private var table = TransferTable()
-    private let output: any SessionOutput
+    /// Events kept from before ``follow(_:)`` goes live; older ones are dropped first (as a stream's buffer does).
+    static let earlyEventLimit = 4096
+
+    private struct State {
+        var table = TransferTable()
+        let output: any SessionOutput
+        /// Events that arrived before the followed downloads were known, oldest first; nil once live.
+        var early: [DownloadEvent]? = []
+    }
+
+    private let state: Mutex<State>
     private let manager: DownloadManager
     /// Follow downloads that appear during the session (`haul run`), not only the ones named at the start.
     private let followsNewDownloads: Bool
 
     init(mode: Mode, manager: DownloadManager, followsNewDownloads: Bool) {
+        let output: any SessionOutput
         switch mode {
         case .plain(let quiet): output = PlainOutput(quiet: quiet)
         case .terminal: output = TerminalOutput()
         case .json: output = JSONOutput()
         }
+        state = Mutex(State(output: output))
         self.manager = manager
         self.followsNewDownloads = followsNewDownloads
     }
 
-    var entries: [TransferEntry] { table.all }
+    var entries: [TransferEntry] { state.withLock { $0.table.all } }
+
+    /// Takes one event: kept until ``goLive()`` if the followed downloads are not known yet, else applied.
+    func receive(_ event: DownloadEvent) {
+        state.withLock { state in
+            guard state.early == nil else {
+                state.early!.append(event)
+                if state.early!.count >= 2 * Self.earlyEventLimit {
+                    state.early!.removeFirst(state.early!.count - Self.earlyEventLimit)
+                }
+                return
+            }
+            apply(event, to: &state)
+        }
+    }
 
     /// Starts following these downloads; ones already complete are reported as such at once.
     func follow(_ snapshots: [DownloadSnapshot]) {
-        for snapshot in snapshots where table[snapshot.id] == nil {
-            table.insert(snapshot)
-            if snapshot.state == .completed, let file = snapshot.file, let entry = table[snapshot.id] {
-                output.changed(entry, by: .status(.completed(file: file)), in: table)
+        state.withLock { state in
+            for snapshot in snapshots where state.table[snapshot.id] == nil {
+                state.table.insert(snapshot)
+                if snapshot.state == .completed, let file = snapshot.file, let entry = state.table[snapshot.id] {
+                    state.output.changed(entry, by: .status(.completed(file: file)), in: state.table)
+                }
             }
         }
     }
 
-    /// Applies events until the stream ends (the manager shut down).
-    func consume(_ events: AsyncStream<DownloadEvent>) async {
-        for await event in events {
-            if table[event.id] == nil {
-                guard followsNewDownloads, case .added = event.change else { continue }
-            }
-            guard let entry = table.apply(event) else { continue }
-            output.changed(entry, by: event.change, in: table)
+    /// The followed downloads are all known (``follow(_:)``): applies the events kept until now, then each as it
+    /// arrives.
+    func goLive() {
+        state.withLock { state in
+            let early = (state.early ?? []).suffix(Self.earlyEventLimit)
+            state.early = nil
+            for event in early { apply(event, to: &state) }
         }
+    }
+
+    private func apply(_ event: DownloadEvent, to state: inout State) {
+        if state.table[event.id] == nil {
+            guard followsNewDownloads, case .added = event.change else { return }
+        }
+        guard let entry = state.table.apply(event) else { return }
+        state.output.changed(entry, by: event.change, in: state.table)
     }
 
     /// Redraws live output; also learns the file names chosen since the last tick.
     func tick() async {
-        for entry in table.running where entry.file == nil {
-            table.update(file: await manager.snapshot(entry.id)?.file, for: entry.id)
+        let unnamed = state.withLock { $0.table.running.filter { $0.file == nil }.map(\.id) }
+        var files: [(DownloadID, URL?)] = []
+        for id in unnamed { files.append((id, await manager.snapshot(id)?.file)) }
+        state.withLock { state in
+            for (id, file) in files { state.table.update(file: file, for: id) }
+            state.output.tick(state.table)
         }
-        output.tick(table)
     }
 
     func finish(_ outcome: SessionOutcome) {
-        output.finish(table, outcome: outcome)
+        state.withLock { $0.output.finish($0.table, outcome: outcome) }
     }
 }

@@ -2,7 +2,7 @@ import HaulKit
 
 /// How a foreground session (`haul get`, `haul run`) shows its downloads: plain lines, live bars or JSON.
 ///
-/// All calls come from the ``SessionDisplay`` actor, one at a time.
+/// All calls come from ``SessionDisplay``, under its lock: one at a time.
 protocol SessionOutput: AnyObject {
     /// A followed download changed.
     func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable)

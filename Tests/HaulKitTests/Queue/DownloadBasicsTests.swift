@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import HaulKit
@@ -86,6 +87,39 @@ struct DownloadBasicsTests {
             if kinds.last == "completed" { break }
         }
         #expect(kinds == ["added", "queued", "running", "progress", "completed"])
+        await harness.shutdown()
+    }
+
+    @Test("an event handler sees every download's events as a stream does, and none once cancelled")
+    func observesEvents() async throws {
+        let harness = try await Harness.make()
+        let urls = (0..<6).map { harness.origin.serve("/o\($0).bin", size: 20_000 + $0) }
+        let seen = Mutex<[DownloadID: [String]]>([:])
+        let observation = await harness.manager.observeEvents { event in
+            let kind: String
+            switch event.change {
+            case .added: kind = "added"
+            case .status(.queued): kind = "queued"
+            case .status(.running): kind = "running"
+            case .status(.completed): kind = "completed"
+            case .progress: kind = "progress"
+            default: kind = "other"
+            }
+            seen.withLock { seen in
+                // Progress repeats; one is enough to compare.
+                if kind != "progress" || seen[event.id]?.last != "progress" { seen[event.id, default: []].append(kind) }
+            }
+        }
+        let ids = try await harness.manager.add(contentsOf: urls.map { ($0, nil, DownloadOptions()) })
+        for id in ids { _ = try await harness.manager.wait(for: id) }
+        let kinds = seen.withLock { $0 }
+        for id in ids { #expect(kinds[id] == ["added", "queued", "running", "progress", "completed"], "\(id)") }
+
+        observation.cancel()
+        observation.cancel()
+        let later = try await harness.manager.add(harness.origin.serve("/later.bin", size: 1000))
+        _ = try await harness.manager.wait(for: later)
+        #expect(seen.withLock { $0[later] } == nil)
         await harness.shutdown()
     }
 
