@@ -237,23 +237,25 @@ struct DownloadJob {
                 try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
                 try rewind(to: 0, because: restart)
             }
-            if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
+            // AsyncHTTPClient parses the response's URL from text each time it is asked: once here.
+            let finalURL = response.url
+            if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
             }
-            record.transfer.finalURL = response.url?.absoluteString ?? record.url
+            record.transfer.finalURL = finalURL?.absoluteString ?? record.url
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total
                     try environment.store.saveTransfer(record)
                 }
             } else if let total = holdableSize(head, validator: validator, offset: offset) {
-                let fresh = try await nameIfNeeded(head: head, url: response.url, journal: false)
+                let fresh = try await nameIfNeeded(head: head, url: finalURL, journal: false)
                 record.transfer.record(validator)
                 state.update { $0.total = total }
                 return try await receiveHeld(
                     response.body, validator: validator, fresh: fresh, contentLength: head.contentLength)
             } else {
-                try await beginPartData(validator, head: head, url: response.url)
+                try await beginPartData(validator, head: head, url: finalURL)
             }
             state.update { $0.total = record.transfer.totalBytes }
             if head.status == 206, record.transfer.totalBytes == nil {
@@ -282,11 +284,12 @@ struct DownloadJob {
     )
         async throws -> AttemptResult
     {
-        if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: response.url) {
+        let finalURL = response.url
+        if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
             return try await receiveDecoded(encoding)
         }
-        record.transfer.finalURL = response.url?.absoluteString ?? record.url
-        try await beginPartData(validator, head: head, url: response.url)
+        record.transfer.finalURL = finalURL?.absoluteString ?? record.url
+        try await beginPartData(validator, head: head, url: finalURL)
         state.update { $0.total = record.transfer.totalBytes }
         return try await receive(
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
