@@ -7,10 +7,17 @@ import Testing
 
 @Suite("The session's display of events")
 struct SessionDisplayTests {
-    static func manager(_ directory: TemporaryDirectory) async throws -> DownloadManager {
-        try await DownloadManager(
+    /// A quiet display over a manager of its own (only its ticks ask the manager anything).
+    static func display(
+        in directory: TemporaryDirectory, followsNewDownloads: Bool = false
+    ) async throws -> (SessionDisplay, DownloadManager) {
+        let manager = try await DownloadManager(
             configuration: .init(
                 downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
+        return (
+            SessionDisplay(mode: .plain(quiet: true), manager: manager, followsNewDownloads: followsNewDownloads),
+            manager
+        )
     }
 
     static func event(_ id: Int64, _ change: DownloadEvent.Change) -> DownloadEvent {
@@ -24,8 +31,7 @@ struct SessionDisplayTests {
     @Test("events that arrive before the downloads are known are applied once they are; others' are ignored")
     func keepsEarlyEvents() async throws {
         let directory = TemporaryDirectory()
-        let manager = try await Self.manager(directory)
-        let display = SessionDisplay(mode: .plain(quiet: true), manager: manager, followsNewDownloads: false)
+        let (display, manager) = try await Self.display(in: directory)
         let file = directory.file("one.bin")
         display.receive(Self.event(1, .status(.running)))
         display.receive(Self.event(1, .progress(DownloadProgress(receivedBytes: 10, expectedBytes: 10))))
@@ -45,8 +51,7 @@ struct SessionDisplayTests {
     @Test("before the downloads are known, only the newest events are kept")
     func boundsEarlyEvents() async throws {
         let directory = TemporaryDirectory()
-        let manager = try await Self.manager(directory)
-        let display = SessionDisplay(mode: .plain(quiet: true), manager: manager, followsNewDownloads: false)
+        let (display, manager) = try await Self.display(in: directory)
         display.receive(Self.event(1, .status(.running)))
         let count = 3 * SessionDisplay.earlyEventLimit
         for received in 1...count {
@@ -63,8 +68,7 @@ struct SessionDisplayTests {
     @Test("events from many tasks at once are all applied")
     func appliesConcurrentEvents() async throws {
         let directory = TemporaryDirectory()
-        let manager = try await Self.manager(directory)
-        let display = SessionDisplay(mode: .plain(quiet: true), manager: manager, followsNewDownloads: true)
+        let (display, manager) = try await Self.display(in: directory, followsNewDownloads: true)
         display.goLive()
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<8 {
