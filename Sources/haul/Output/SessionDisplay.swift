@@ -19,7 +19,7 @@ final class SessionDisplay: Sendable {
         case json
     }
 
-    /// Events kept from before ``follow(_:)`` goes live; older ones are dropped first (as a stream's buffer does).
+    /// Events kept until ``goLive()``; older ones are dropped first (as a stream's buffer does).
     static let earlyEventLimit = 4096
 
     private struct State {
@@ -95,10 +95,9 @@ final class SessionDisplay: Sendable {
     /// Redraws live output; also learns the file names chosen since the last tick.
     func tick() async {
         let unnamed = state.withLock { $0.table.running.filter { $0.file == nil }.map(\.id) }
-        var files: [(DownloadID, URL?)] = []
-        for id in unnamed { files.append((id, await manager.snapshot(id)?.file)) }
+        let snapshots = unnamed.isEmpty ? [] : await manager.snapshots(of: unnamed)
         state.withLock { state in
-            for (id, file) in files { state.table.update(file: file, for: id) }
+            for snapshot in snapshots { state.table.update(file: snapshot.file, for: snapshot.id) }
             state.output.tick(state.table)
         }
     }
