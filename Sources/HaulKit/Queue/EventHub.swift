@@ -31,11 +31,7 @@ final class EventHub: Sendable {
     func subscribe(to download: DownloadID? = nil) -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
-        let token = subscribers.withLock { subscribers in
-            defer { subscribers.nextToken += 1 }
-            subscribers.all[subscribers.nextToken] = Subscriber(download: download, delivery: .stream(continuation))
-            return subscribers.nextToken
-        }
+        let token = add(Subscriber(download: download, delivery: .stream(continuation)))
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(token) }
         return stream
     }
@@ -43,9 +39,14 @@ final class EventHub: Sendable {
     /// Calls `handler` with every event from now on, on the yielding task, until ``unsubscribe(_:)`` or
     /// ``finishAll()``; returns the token that ends it.
     func subscribe(handler: @escaping @Sendable (DownloadEvent) -> Void) -> Int {
+        add(Subscriber(download: nil, delivery: .handler(handler)))
+    }
+
+    /// Adds `subscriber` under the next token and returns the token.
+    private func add(_ subscriber: Subscriber) -> Int {
         subscribers.withLock { subscribers in
             defer { subscribers.nextToken += 1 }
-            subscribers.all[subscribers.nextToken] = Subscriber(download: nil, delivery: .handler(handler))
+            subscribers.all[subscribers.nextToken] = subscriber
             return subscribers.nextToken
         }
     }
