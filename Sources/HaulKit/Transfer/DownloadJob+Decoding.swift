@@ -40,8 +40,9 @@ extension DownloadJob {
         var validator = head.validator
         validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
         validator.totalBytes = nil
-        record.transfer.finalURL = response.url?.absoluteString ?? record.url
-        try await beginPartData(validator, head: head, url: response.url)
+        let finalURL = response.url  // parsed from text on every read
+        record.transfer.finalURL = finalURL?.absoluteString ?? record.url
+        try await beginPartData(validator, head: head, url: finalURL)
         state.update { $0.total = nil }
         // The encoded length frames the body; the decoded length is known only at its end.
         return try await receive(response.body, from: 0, verifying: 0, contentLength: nil, endsTheFile: true)
