@@ -108,8 +108,12 @@ struct DownloadLifecycle: Sendable {
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
     /// Jobs here that gave their slot back while their complete file is finished (synced, put in place and recorded):
-    /// they use no connection, so the slot goes to the next queued download. At most ``finishingLimit``.
+    /// they use no connection, so the slot goes to the next queued download. See ``finishingStarted(_:holding:)``.
     private(set) var finishingHere: Set<DownloadID> = []
+    /// The bytes each of them holds in memory, for a small body not on disk yet (one with an open part file is not
+    /// here), and their sum.
+    private var finishingHeld: [DownloadID: Int64] = [:]
+    private(set) var finishingHeldBytes: Int64 = 0
     /// Jobs among them that need a connection again (their finishing failed and they try again), first come first
     /// served, before any queued download starts.
     private var reclaiming: [DownloadID] = []
@@ -134,9 +138,18 @@ struct DownloadLifecycle: Sendable {
     /// Slots taken: jobs here, less those finishing without one.
     var slotsInUse: Int { runningHere - finishingHere.count }
 
-    /// How many jobs may finish their files without a slot: four per slot, at most 64. Their files are small bodies
-    /// held in memory (each at most ``EngineSettings/heldBodyLimit``) or open part files, so this bounds both.
-    var finishingLimit: Int { min(4 * rules.maxConcurrentDownloads, 64) }
+    /// How many jobs with an open part file may finish it without a slot: four per slot, at most 64 (each keeps its
+    /// file open).
+    var finishingFileLimit: Int { min(4 * rules.maxConcurrentDownloads, 64) }
+
+    /// How many jobs with a small body held in memory may finish it without a slot: sixteen per slot, at most 256,
+    /// together holding at most ``finishingHeldByteLimit``. While a group of them is flushed the next grows, and the
+    /// fetching goes on: at four per slot the fetching waited for the flushes (a fifth of the time for 10,000 files).
+    var finishingHeldLimit: Int { min(16 * rules.maxConcurrentDownloads, 256) }
+
+    /// The bytes that jobs finishing without a slot may hold in memory together: 16 MiB, as many as 64 of the largest
+    /// held bodies.
+    static let finishingHeldByteLimit: Int64 = 16 << 20
 
     /// How many queued downloads wait for a connection to their host.
     var heldBackCount: Int { heldBack.count }
@@ -242,7 +255,7 @@ struct DownloadLifecycle: Sendable {
         // A job that needs its slot back comes before any queued download.
         while slotsInUse < rules.maxConcurrentDownloads, !reclaiming.isEmpty {
             let id = reclaiming.removeFirst()
-            finishingHere.remove(id)
+            _ = endFinishing(id)
             starts.append(.grantSlot(id))
         }
         while slotsInUse < rules.maxConcurrentDownloads, let id = queue.popFirst() {
@@ -299,13 +312,29 @@ struct DownloadLifecycle: Sendable {
     }
 
     /// A job here has its complete file and goes to finish it: it gives its slot to the next queued download, unless
-    /// ``finishingLimit`` jobs are finishing already or it is being stopped (then it keeps its slot). Returns whether
-    /// it gave it; ``schedule(holdingBack:)`` then starts the next.
-    mutating func finishingStarted(_ id: DownloadID) -> Bool {
-        guard case .runningHere(stopping: nil) = entries[id]?.phase, finishingHere.count < finishingLimit else {
-            return false
+    /// it is being stopped or as many as allowed are finishing already (then it keeps its slot). `heldBytes`: the
+    /// size of its body held in memory, nil for an open part file (see ``finishingFileLimit`` and
+    /// ``finishingHeldLimit``). Returns whether it gave it; ``schedule(holdingBack:)`` then starts the next.
+    mutating func finishingStarted(_ id: DownloadID, holding heldBytes: Int64?) -> Bool {
+        guard case .runningHere(stopping: nil) = entries[id]?.phase, !finishingHere.contains(id) else { return false }
+        if let heldBytes {
+            guard finishingHeld.count < finishingHeldLimit,
+                finishingHeldBytes + heldBytes <= Self.finishingHeldByteLimit
+            else { return false }
+            finishingHeld[id] = heldBytes
+            finishingHeldBytes += heldBytes
+        } else {
+            guard finishingHere.count - finishingHeld.count < finishingFileLimit else { return false }
         }
-        return finishingHere.insert(id).inserted
+        finishingHere.insert(id)
+        return true
+    }
+
+    /// The job no longer finishes without a slot. Returns whether it did.
+    private mutating func endFinishing(_ id: DownloadID) -> Bool {
+        guard finishingHere.remove(id) != nil else { return false }
+        if let bytes = finishingHeld.removeValue(forKey: id) { finishingHeldBytes -= bytes }
+        return true
     }
 
     /// A job needs a connection again (its finishing failed and it tries again). Returns true when it has a slot:
@@ -314,7 +343,7 @@ struct DownloadLifecycle: Sendable {
     mutating func slotNeeded(_ id: DownloadID) -> Bool {
         guard case .runningHere(stopping: nil) = entries[id]?.phase, finishingHere.contains(id) else { return true }
         if slotsInUse < rules.maxConcurrentDownloads {
-            finishingHere.remove(id)
+            _ = endFinishing(id)
             return true
         }
         if !reclaiming.contains(id) { reclaiming.append(id) }
@@ -471,7 +500,7 @@ struct DownloadLifecycle: Sendable {
 
     /// A job that ends held no slot if it was finishing.
     private mutating func leftRunning(_ id: DownloadID) {
-        guard finishingHere.remove(id) != nil else { return }
+        guard endFinishing(id) else { return }
         reclaiming.removeAll { $0 == id }
     }
 }

@@ -11,7 +11,8 @@ extension DownloadManager {
         /// A shared PostgreSQL queue to use instead of ``databaseURL``; nil (the default) for the embedded SQLite.
         public var sharedQueue: SharedQueue?
         /// Downloads that transfer at once. Default 4. One whose file is complete and only being synced and put in
-        /// place gives its slot to the next (it still shows `running`); up to four per slot, at most 64, do so.
+        /// place gives its slot to the next (it still shows `running`): up to four per slot (at most 64) with a part
+        /// file, and up to sixteen per slot (at most 256, holding at most 16 MiB) with a small body held in memory.
         public var maxConcurrentDownloads: Int = 4
         /// Connections to one host, across all downloads (with a ``sharedQueue``, across every worker). Default 8.
         public var maxConnectionsPerHost: Int = 8

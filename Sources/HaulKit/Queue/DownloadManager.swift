@@ -281,7 +281,7 @@ public actor DownloadManager {
                 store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
             },
             urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
-            finishingStarts: { [weak self] in await self?.jobFinishing(id) },
+            finishingStarts: { [weak self] heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
             slotNeeded: { [weak self] in await self?.jobNeedsSlot(id) },
             reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
                 guard let self else { throw .internalError("the manager is gone") }
@@ -306,8 +306,8 @@ public actor DownloadManager {
     }
 
     /// The job has its complete file: its slot goes to the next queued download while the file is finished.
-    private func jobFinishing(_ id: DownloadID) {
-        if lifecycle.finishingStarted(id) { schedule() }
+    private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) {
+        if lifecycle.finishingStarted(id, holding: heldBytes) { schedule() }
     }
 
     /// Returns once the job, which gave its slot back, has one again.

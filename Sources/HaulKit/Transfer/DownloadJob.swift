@@ -591,7 +591,7 @@ struct DownloadJob {
         record.transfer.durableBytes = total
         record.transfer.finalizing = true
         markCompleted()
-        await startFinishing()
+        await startFinishing(holding: nil)
         // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
         // files finishing now.
         try await environment.finishing.finish(
@@ -612,7 +612,7 @@ struct DownloadJob {
         record.transfer.durableBytes = 0
         record.transfer.bootID = BootIdentity.current
         markCompleted()
-        await startFinishing()
+        await startFinishing(holding: total)
         do {
             try await environment.finishing.finish(
                 .init(
@@ -632,8 +632,9 @@ struct DownloadJob {
     }
 
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
-    private mutating func startFinishing() async {
-        await environment.finishingStarts()
+    /// `heldBytes`: the size of the body held in memory, nil for an open part file.
+    private mutating func startFinishing(holding heldBytes: Int64?) async {
+        await environment.finishingStarts(heldBytes)
         finishingStarted = true
     }
 

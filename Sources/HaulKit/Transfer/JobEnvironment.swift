@@ -18,8 +18,9 @@ final class JobEnvironment: Sendable {
     /// Writes the record a new part file needs first, together with other jobs' at the same moment.
     let recorder: TransferRecorder
     /// Gives the job's slot to the next queued download while its complete file is finished (it holds no connection
-    /// then); the manager may keep it in the slot (see ``DownloadLifecycle/finishingStarted(_:)``).
-    let finishingStarts: @Sendable () async -> Void
+    /// then); the manager may keep it in the slot (see ``DownloadLifecycle/finishingStarted(_:holding:)``).
+    /// `heldBytes`: the size of its body held in memory, nil for an open part file.
+    let finishingStarts: @Sendable (_ heldBytes: Int64?) async -> Void
     /// Returns once the job has a slot again, before it connects after its finishing failed.
     let slotNeeded: @Sendable () async -> Void
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
@@ -33,7 +34,8 @@ final class JobEnvironment: Sendable {
         session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,
         globalLimiter: RateLimiter, hostLimiter: RateLimiter?, widenClaim: @escaping @Sendable (_ wanted: Int) -> Int,
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
-        finishingStarts: @escaping @Sendable () async -> Void, slotNeeded: @escaping @Sendable () async -> Void,
+        finishingStarts: @escaping @Sendable (_ heldBytes: Int64?) async -> Void,
+        slotNeeded: @escaping @Sendable () async -> Void,
         reserveDestination:
             @escaping @Sendable (
                 _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool

@@ -60,24 +60,24 @@ struct DownloadLifecycleTests {
     }
 
     @Test(
-        "a job finishing its file gives its slot to the next download, up to four per slot; one needing it back goes first"
+        "a job finishing its part file gives its slot to the next download, up to four per slot; one needing it back goes first"
     )
     func finishingFreesSlot() {
         var machine = Self.machine(slots: 1)
         for id: DownloadID in [1, 2, 3, 4, 5, 6, 7] { machine.add(id, priority: 0) }
         #expect(machine.schedule() == [.start(1)])
-        let oneGave = machine.finishingStarted(1)
+        let oneGave = machine.finishingStarted(1, holding: nil)
         #expect(oneGave)
         #expect(machine.slotsInUse == 0 && machine.runningHere == 1)
         #expect(machine.phase(of: 1) == .runningHere(stopping: nil), "still running until its file is in place")
         #expect(machine.schedule() == [.start(2)])
         for id: DownloadID in [2, 3, 4] {
-            let gave = machine.finishingStarted(id)
+            let gave = machine.finishingStarted(id, holding: nil)
             #expect(gave)
             #expect(machine.schedule() == [.start(DownloadID(rawValue: id.rawValue + 1))])
         }
-        #expect(machine.finishingHere.count == machine.finishingLimit, "four per slot")
-        let fiveGave = machine.finishingStarted(5)
+        #expect(machine.finishingHere.count == machine.finishingFileLimit, "four per slot")
+        let fiveGave = machine.finishingStarted(5, holding: nil)
         #expect(!fiveGave, "the limit is reached: 5 keeps its slot")
         #expect(machine.schedule() == [])
         #expect(machine.jobEnded(1, .completed(recorded: true)) == [.report(1)])
@@ -99,11 +99,53 @@ struct DownloadLifecycleTests {
         #expect(machine.jobEnded(3, .stopped) == [.record([3], .paused)])
         #expect(machine.jobEnded(2, .completed(recorded: true)) == [.report(2)])
         #expect(machine.schedule() == [.start(6)], "3 left the waiting line when it stopped")
-        let sixGave = machine.finishingStarted(6)
+        let sixGave = machine.finishingStarted(6, holding: nil)
         let fourHas = machine.slotNeeded(4)
         #expect(sixGave && fourHas)
         #expect(machine.finishingHere == [6], "a free slot is taken back at once")
-        #expect(Self.machine(slots: 100).finishingLimit == 64, "at most 64 finishing without a slot")
+        #expect(Self.machine(slots: 100).finishingFileLimit == 64, "at most 64 finishing without a slot")
+    }
+
+    @Test(
+        "jobs finishing small bodies held in memory give their slots up to sixteen per slot, 256 in all and 16 MiB together, beside those with part files"
+    )
+    func finishingHeldBodies() {
+        var machine = Self.machine(slots: 1)
+        for raw in 1...40 { machine.add(DownloadID(rawValue: Int64(raw)), priority: 0) }
+        var gave: [Bool] = []
+        // Each starts in the slot the one before gave, and finishes a 4 KiB body held in memory.
+        for raw in 1...17 {
+            let id = DownloadID(rawValue: Int64(raw))
+            #expect(machine.schedule() == [.start(id)])
+            gave.append(machine.finishingStarted(id, holding: 4096))
+        }
+        #expect(gave == Array(repeating: true, count: 16) + [false], "sixteen per slot; the 17th keeps its slot")
+        #expect(machine.finishingHeldBytes == 16 * 4096)
+        #expect(machine.schedule() == [])
+        // One with a part file is counted apart: it gives a slot the 17th does not hold… once the 17th ends.
+        #expect(machine.jobEnded(17, .completed(recorded: true)) == [.report(17)])
+        #expect(machine.schedule() == [.start(18)])
+        let fileGave = machine.finishingStarted(18, holding: nil)
+        #expect(fileGave, "a part file's limit is its own")
+        #expect(machine.finishingHere.count == 17 && machine.finishingHeldBytes == 16 * 4096)
+        // A finished body's bytes are given back when its job ends.
+        #expect(machine.jobEnded(1, .completed(recorded: true)) == [.report(1)])
+        #expect(machine.finishingHeldBytes == 15 * 4096)
+        #expect(machine.schedule() == [.start(19)])
+        let nineteenGave = machine.finishingStarted(19, holding: 4096)
+        #expect(nineteenGave)
+
+        // The bytes bound it too: 64 bodies of 256 KiB are 16 MiB.
+        var large = Self.machine(slots: 100)
+        for raw in 1...100 { large.add(DownloadID(rawValue: Int64(raw)), priority: 0) }
+        _ = large.schedule()
+        var given = 0
+        for raw in 1...100 where large.finishingStarted(DownloadID(rawValue: Int64(raw)), holding: 256 * 1024) {
+            given += 1
+        }
+        #expect(given == 64, "16 MiB of held bodies at most")
+        #expect(large.finishingHeldBytes == DownloadLifecycle.finishingHeldByteLimit)
+        #expect(Self.machine(slots: 100).finishingHeldLimit == 256, "at most 256 held bodies finishing without a slot")
     }
 
     @Test("pause: a job here is stopped, a queued download is recorded paused, others are left alone")
