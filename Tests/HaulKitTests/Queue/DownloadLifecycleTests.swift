@@ -122,7 +122,7 @@ struct DownloadLifecycleTests {
         #expect(gave == Array(repeating: true, count: 16) + [false], "sixteen per slot; the 17th keeps its slot")
         #expect(machine.finishingHeldBytes == 16 * 4096)
         #expect(machine.schedule() == [])
-        // One with a part file is counted apart: it gives a slot the 17th does not hold… once the 17th ends.
+        // Once the 17th ends, the next one finishes a part file: those have a limit of their own.
         #expect(machine.jobEnded(17, .completed(recorded: true)) == [.report(17)])
         #expect(machine.schedule() == [.start(18)])
         let fileGave = machine.finishingStarted(18, holding: nil)
@@ -133,7 +133,10 @@ struct DownloadLifecycleTests {
         #expect(machine.finishingHeldBytes == 15 * 4096)
         #expect(machine.schedule() == [.start(19)])
         let nineteenGave = machine.finishingStarted(19, holding: 4096)
-        #expect(nineteenGave)
+        #expect(nineteenGave && machine.finishingHeldBytes == 16 * 4096)
+        // One whose finishing failed takes a free slot back; its body is no longer held.
+        let twoHas = machine.slotNeeded(2)
+        #expect(twoHas && machine.finishingHeldBytes == 15 * 4096)
 
         // The bytes bound it too: 64 bodies of 256 KiB are 16 MiB.
         var large = Self.machine(slots: 100)
