@@ -2,11 +2,33 @@ import Foundation
 
 /// Which download writes which file, so two downloads never write one file: one destination per path, and a name
 /// chosen for a download is free on disk (with its part file and journal) and reserved by no unfinished other.
-struct DestinationReservations: Sendable {
+///
+/// After ``listingThreshold`` names in one directory, the names on disk come from a ``DirectoryListing`` where the
+/// system keeps one current, instead of two or three lookups per name.
+struct DestinationReservations {
     private var holders: [String: DownloadID] = [:]
+    #if os(Linux)
+    /// Names reserved by lookups per directory since it was last listed (or since its listing was dropped).
+    private var lookups: [String: Int] = [:]
+    private var listings: [String: DirectoryListing] = [:]
+    #endif
+
+    /// Names reserved in one directory by lookups before it is listed: a listing reads the whole directory once.
+    static let listingThreshold = 64
+    /// Directories listed at once; each holds a notice queue (a descriptor) and its names.
+    static let listingLimit = 8
 
     /// The download that holds `path`, if any.
     func holder(of path: String) -> DownloadID? { holders[path] }
+
+    /// Whether names in `directory` are found free from its listing (see ``listingThreshold``).
+    func isListed(_ directory: String) -> Bool {
+        #if os(Linux)
+        listings[directory] != nil
+        #else
+        false
+        #endif
+    }
 
     /// Records that `id` writes (or wrote) `path`.
     mutating func hold(_ path: String, for id: DownloadID) { holders[path] = id }
@@ -26,15 +48,17 @@ struct DestinationReservations: Sendable {
         _ name: String, in directory: String, for id: DownloadID, replacingFiles: Bool = false, journal: Bool = true,
         isUnfinished: (DownloadID) -> Bool
     ) -> String {
+        let listed = listedEntries(in: directory)
         var candidate = name
         var number = 0
         while true {
             let path = (directory as NSString).appendingPathComponent(candidate)
             // The name and the files beside it (part file, journal) must all be free.
+            let entry = { (suffix: String) in listed(candidate + suffix) ?? FileSystem.entry(at: path + suffix) }
             let taken =
-                Self.occupied(path, replacingFiles: replacingFiles)
-                || FileSystem.entry(at: path + partFileSuffix) != .none
-                || (journal && FileSystem.entry(at: path + longestSiblingSuffix) != .none)
+                Self.occupied(entry(""), replacingFiles: replacingFiles)
+                || entry(partFileSuffix) != .none
+                || (journal && entry(longestSiblingSuffix) != .none)
                 || (holders[path].map { $0 != id && isUnfinished($0) } ?? false)
             if !taken {
                 holders[path] = id
@@ -45,13 +69,37 @@ struct DestinationReservations: Sendable {
         }
     }
 
-    /// Whether something at `path` keeps the name from being used: anything, or (when replacing files) anything but a
-    /// regular file.
-    private static func occupied(_ path: String, replacingFiles: Bool) -> Bool {
-        switch FileSystem.entry(at: path) {
+    /// Whether `entry` keeps its name from being used: anything, or (when replacing files) anything but a regular
+    /// file.
+    private static func occupied(_ entry: FileSystem.Entry, replacingFiles: Bool) -> Bool {
+        switch entry {
         case .none: return false
         case .regularFile: return !replacingFiles
         default: return true
         }
+    }
+
+    /// What a name in `directory` is known to be without a lookup: `.none` for a name its listing does not hold,
+    /// nil when it must be looked up (no listing, a name the listing holds, or one that is not a plain name). Counts
+    /// the reservation, and lists the directory once enough names were looked up in it.
+    private mutating func listedEntries(in directory: String) -> (String) -> FileSystem.Entry? {
+        #if os(Linux)
+        if let listing = listings[directory] {
+            if listing.refresh() {
+                return { name in
+                    let plain = !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
+                    return plain && !listing.contains(name) ? FileSystem.Entry.none : nil
+                }
+            }
+            listings[directory] = nil
+        }
+        lookups[directory, default: 0] += 1
+        if lookups[directory]! >= Self.listingThreshold {
+            lookups[directory] = nil
+            if listings.count >= Self.listingLimit, let any = listings.keys.first { listings[any] = nil }
+            listings[directory] = DirectoryListing(path: directory)
+        }
+        #endif
+        return { _ in nil }
     }
 }

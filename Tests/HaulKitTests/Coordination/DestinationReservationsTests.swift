@@ -26,6 +26,46 @@ struct DestinationReservationsTests {
         }
     }
 
+    @Test("a listed directory still finds free only names that nobody made: before it was listed or after")
+    func listedDirectory() throws {
+        let directory = TemporaryDirectory()
+        try Self.leftover.write(to: directory.file("early.bin"))
+        var reservations = DestinationReservations()
+        for number in 0..<DestinationReservations.listingThreshold {
+            let path = reservations.reserve("new-\(number).bin", in: directory.path, for: 1) { _ in true }
+            #expect(path == directory.file("new-\(number).bin").path)
+        }
+        #if os(Linux)
+        guard reservations.isListed(directory.path) else {
+            print("skipped: \(directory.path) is not on ext4, btrfs or tmpfs, so Haul looks each name up")
+            return
+        }
+        #endif
+        // Made by others after the listing: a file, a part file, a journal, a directory.
+        try Self.leftover.write(to: directory.file("late.bin"))
+        try Self.leftover.write(to: directory.file("part.bin.part"))
+        try Self.leftover.write(to: directory.file("journal.bin.part.segments"))
+        try FileManager.default.createDirectory(at: directory.file("folder.bin"), withIntermediateDirectories: false)
+        let cases: [(String, Bool, String)] = [
+            ("early.bin", false, "early (1).bin"), ("late.bin", false, "late (1).bin"),
+            ("part.bin", false, "part (1).bin"), ("journal.bin", false, "journal (1).bin"),
+            ("folder.bin", true, "folder (1).bin"), ("free.bin", false, "free.bin"),
+            // A regular file at the name is replaced, as without a listing.
+            ("late.bin", true, "late.bin"),
+        ]
+        for (number, (name, replacing, expected)) in cases.enumerated() {
+            let path = reservations.reserve(
+                name, in: directory.path, for: DownloadID(rawValue: Int64(100 + number)), replacingFiles: replacing
+            ) { _ in false }
+            #expect(path == directory.file(expected).path, "\(name)")
+        }
+        // Removed by others: free again.
+        try FileManager.default.removeItem(at: directory.file("early.bin"))
+        let path = reservations.reserve("early.bin", in: directory.path, for: 200) { _ in false }
+        #expect(path == directory.file("early.bin").path)
+        #expect(reservations.isListed(directory.path))
+    }
+
     @Test("another download's part file or journal is left alone; a small file passes over a lone journal only")
     func leftoversOfOthers() async throws {
         let harness = try await Harness.make()
