@@ -17,6 +17,8 @@ struct DestinationReservations {
     static let listingThreshold = 64
     /// Directories listed at once; each holds a notice queue (a descriptor) and its names.
     static let listingLimit = 8
+    /// Directories whose lookups are counted at once: a daemon may save into many over its life.
+    static let countedLimit = 1_024
 
     /// The download that holds `path`, if any.
     func holder(of path: String) -> DownloadID? { holders[path] }
@@ -27,6 +29,15 @@ struct DestinationReservations {
         listings[directory] != nil
         #else
         false
+        #endif
+    }
+
+    /// How many directories' lookups are being counted toward a listing (at most ``countedLimit``).
+    var countedDirectories: Int {
+        #if os(Linux)
+        lookups.count
+        #else
+        0
         #endif
     }
 
@@ -93,6 +104,7 @@ struct DestinationReservations {
             }
             listings[directory] = nil
         }
+        if lookups[directory] == nil, lookups.count >= Self.countedLimit { lookups = [:] }
         lookups[directory, default: 0] += 1
         if lookups[directory]! >= Self.listingThreshold {
             lookups[directory] = nil

@@ -17,7 +17,7 @@ final class DirectoryListing {
     private let inode: UInt64
     private var names: Set<String>
     /// Where notices are read into, kept for the listing's life.
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
+    private let buffer: UnsafeMutableRawBufferPointer
 
     /// How many entries a listing may hold; a larger directory is looked up name by name.
     static let entryLimit = 100_000
@@ -28,19 +28,12 @@ final class DirectoryListing {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
             Self.namesCompareExactly(path, device: UInt64(info.st_dev))
-        else {
-            buffer.deallocate()
-            return nil
-        }
+        else { return nil }
         let notices = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard notices >= 0 else {
-            buffer.deallocate()
-            return nil
-        }
+        guard notices >= 0 else { return nil }
         // Watch before reading, so nothing made while reading is missed.
         guard inotify_add_watch(notices, path, Self.watched) >= 0, let names = Self.names(in: path) else {
             _ = systemClose(notices)
-            buffer.deallocate()
             return nil
         }
         self.path = path
@@ -48,6 +41,7 @@ final class DirectoryListing {
         self.device = UInt64(info.st_dev)
         self.inode = UInt64(info.st_ino)
         self.names = names
+        self.buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
         guard refresh() else { return nil }
     }
 

@@ -66,6 +66,20 @@ struct DestinationReservationsTests {
         #expect(reservations.isListed(directory.path))
     }
 
+    #if os(Linux)
+    @Test("the names counted toward listing a directory are bounded, for a daemon that saves into many")
+    func countedDirectoriesBounded() {
+        let directory = TemporaryDirectory()
+        var reservations = DestinationReservations()
+        for number in 0...DestinationReservations.countedLimit {
+            _ = reservations.reserve("a.bin", in: directory.file("d\(number)").path, for: 1) { _ in true }
+        }
+        #expect(reservations.countedDirectories == 1)
+        _ = reservations.reserve("a.bin", in: directory.file("d0").path, for: 1) { _ in true }
+        #expect(reservations.countedDirectories == 2)
+    }
+    #endif
+
     @Test("another download's part file or journal is left alone; a small file passes over a lone journal only")
     func leftoversOfOthers() async throws {
         let harness = try await Harness.make()
