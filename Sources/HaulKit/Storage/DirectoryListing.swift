@@ -58,11 +58,8 @@ final class DirectoryListing {
             return false
         }
         while true {
-            let count = read(notices, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN
-            }
+            let count = PartFile.retryingInterrupts { read(notices, buffer.baseAddress, buffer.count) }
+            if count < 0 { return errno == EAGAIN }
             guard count > 0, apply(count: count) else { return false }
         }
     }
@@ -119,7 +116,7 @@ final class DirectoryListing {
     /// Whether `path`, on `device`, is on a trusted file system and does not fold case.
     private static func namesCompareExactly(_ path: String, device: UInt64) -> Bool {
         guard let type = fileSystemType(of: device), trustedFileSystems.contains(type) else { return false }
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = PartFile.retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return false }
         defer { _ = systemClose(descriptor) }
         var flags: Int32 = 0

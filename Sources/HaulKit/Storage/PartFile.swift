@@ -206,7 +206,7 @@ final class PartFile: Sendable {
         _ = systemClose(descriptor)
     }
 
-    static func retryingInterrupts(_ call: () -> Int32) -> Int32 {
+    static func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) -> Result {
         while true {
             let result = call()
             if result >= 0 || errno != EINTR { return result }
