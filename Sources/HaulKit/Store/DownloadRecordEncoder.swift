@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A value as stored in one column, the same for every backend: each store maps it to its own types (SQLite: dates
 /// as text; PostgreSQL: `timestamptz`).
@@ -15,17 +14,6 @@ enum StoredValue: Sendable, Equatable {
     init(_ value: String?) { self = value.map(StoredValue.text) ?? .null }
     init(_ value: Bool?) { self = value.map(StoredValue.boolean) ?? .null }
     init(_ value: Date?) { self = value.map(StoredValue.date) ?? .null }
-
-    /// The value for SQLite (GRDB): dates as GRDB's text, so text order is time order.
-    var databaseValue: (any DatabaseValueConvertible)? {
-        switch self {
-        case .null: nil
-        case .integer(let value): value
-        case .text(let value): value
-        case .boolean(let value): value
-        case .date(let value): DownloadRecordEncoder.text(value)
-        }
-    }
 }
 
 /// Turns ``DownloadRecord`` fields into the values stored for them, fast enough for thousands of writes a second:
@@ -39,13 +27,6 @@ struct DownloadRecordEncoder {
     /// The last requested destination and its text: a batch usually has one.
     private var lastDestination: (destination: DownloadDestination, text: String)?
     private let json = StoredJSON.encoder()
-
-    /// The values of `columns` for `record`, in order, as SQLite takes them.
-    mutating func values(
-        _ columns: [DownloadColumn], of record: DownloadRecord
-    ) throws -> [(any DatabaseValueConvertible)?] {
-        try columns.map { try value($0, of: record).databaseValue }
-    }
 
     /// The values of `columns` for `record`, in order.
     mutating func storedValues(_ columns: [DownloadColumn], of record: DownloadRecord) throws -> [StoredValue] {

@@ -118,9 +118,9 @@ final class SQLiteDownloadStore: DownloadStore {
         var encoder = DownloadRecordEncoder()
         var inserted = records
         try write { db in
-            let statement = try db.cachedStatement(sql: sql)
+            let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
             for index in inserted.indices {
-                try statement.execute(arguments: StatementArguments(try encoder.values(columns, of: inserted[index])))
+                try statement.execute(try encoder.storedValues(columns, of: inserted[index]))
                 inserted[index].id = db.lastInsertedRowID
             }
         }
@@ -136,15 +136,16 @@ final class SQLiteDownloadStore: DownloadStore {
     /// the database: another process's pause or removal since is kept.
     func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
         guard !records.isEmpty else { return }
-        let now = DownloadRecordEncoder.text(Date())
+        let now = StoredValue.text(DownloadRecordEncoder.text(Date()))
         try write { db in
-            let statement = try db.cachedStatement(
-                sql: """
-                    UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
-                    WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
-                    """)
+            let statement = SQLiteStatementBinder(
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE download SET state = '\(DownloadState.running.rawValue)', startedAt = ?, updatedAt = ?
+                        WHERE id = ? AND state = '\(DownloadState.queued.rawValue)'
+                        """))
             for record in records {
-                try statement.execute(arguments: [record.startedAt.map(DownloadRecordEncoder.text), now, record.id])
+                try statement.execute([StoredValue(record.startedAt), now, StoredValue(record.id)])
             }
         }
     }
@@ -180,11 +181,11 @@ final class SQLiteDownloadStore: DownloadStore {
         var encoder = DownloadRecordEncoder()
         try write { db in
             for update in updates where !update.records.isEmpty {
-                let statement = try db.cachedStatement(sql: update.sql)
+                let statement = SQLiteStatementBinder(try db.cachedStatement(sql: update.sql))
                 for record in update.records {
-                    var values = try encoder.values(update.columns, of: record)
-                    values.append(record.id)
-                    try statement.execute(arguments: StatementArguments(values))
+                    var values = try encoder.storedValues(update.columns, of: record)
+                    values.append(StoredValue(record.id))
+                    try statement.execute(values)
                 }
             }
         }
