@@ -175,7 +175,7 @@ extension ResponseHead {
         self.init(
             status: Int(response.status.code),
             reason: ControlCharacters.removed(from: response.status.reasonPhrase),
-            contentLength: single("Content-Length").flatMap { ContentRange.number(Substring($0)) },
+            contentLength: single("Content-Length").flatMap { ContentRange.number($0.utf8) },
             contentRange: single("Content-Range"),
             etag: single("ETag"),
             lastModified: single("Last-Modified"),

@@ -5,7 +5,7 @@ enum RetryAfter {
     /// The delay the header asks for, relative to `now`; nil when absent or unparsable. Dates in the past give 0.
     static func delay(from header: String, now: Date) -> Duration? {
         let text = header.trimmingWhitespace()
-        if let seconds = ContentRange.number(Substring(text)) {
+        if let seconds = ContentRange.number(text.utf8) {
             return .seconds(seconds)
         }
         guard let date = HTTPDate.parse(text) else { return nil }

@@ -22,6 +22,13 @@ struct HeaderParsingTests {
             ("bytes 0-1", nil),
             ("bytes a-b/c", nil),
             ("bytes 0-1/99999999999999999999", nil),
+            ("bytes 0-1/123456789012345678", ContentRange(first: 0, last: 1, completeLength: 123_456_789_012_345_678)),
+            ("bYtEs\u{00A0}3-4/5", nil),
+            ("bytes \u{00A0}3-4/5\u{2028}", ContentRange(first: 3, last: 4, completeLength: 5)),
+            ("bytes 3-4/5\u{0301}", nil),
+            ("bytes 3-\u{FF14}/5", nil),
+            ("bytes\u{0}3-4/5", nil),
+            ("bytes ", nil),
             ("", nil),
         ] as [(String, ContentRange?)])
     func contentRange(_ header: String, _ expected: ContentRange?) {
