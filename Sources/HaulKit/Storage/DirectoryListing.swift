@@ -27,7 +27,7 @@ final class DirectoryListing {
     init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
-            Self.namesCompareExactly(path, device: UInt64(info.st_dev))
+            Self.namesCompareExactly(path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         else { return nil }
         let notices = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard notices >= 0 else { return nil }
@@ -113,12 +113,19 @@ final class DirectoryListing {
     private static let getFlags: UInt = 0x8008_6601
     private static let caseFolding: Int32 = 0x4000_0000
 
-    /// Whether `path`, on `device`, is on a trusted file system and does not fold case.
-    private static func namesCompareExactly(_ path: String, device: UInt64) -> Bool {
+    /// Whether `path`, the directory `inode` on `device`, is on a trusted file system and does not fold case.
+    ///
+    /// Follows a symbolic link, as `stat`, `opendir` and the inotify watch do: a directory reached through one is
+    /// listed like any other, and ``refresh()`` drops the listing once the path names another directory.
+    private static func namesCompareExactly(_ path: String, device: UInt64, inode: UInt64) -> Bool {
         guard let type = fileSystemType(of: device), trustedFileSystems.contains(type) else { return false }
-        let descriptor = PartFile.retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
+        let descriptor = PartFile.retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard descriptor >= 0 else { return false }
         defer { _ = systemClose(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else {
+            return false
+        }
         var flags: Int32 = 0
         guard ioctl(descriptor, getFlags, &flags) == 0 else { return false }
         return flags & caseFolding == 0

@@ -47,5 +47,24 @@ struct DirectoryListingTests {
         try FileManager.default.removeItem(at: directory.url)
         #expect(!removed.refresh(), "no directory at the path")
     }
+
+    @Test("a directory reached through a symbolic link is listed, until the link names another directory")
+    func throughASymbolicLink() throws {
+        let directory = TemporaryDirectory()
+        guard try Self.listing(of: directory, holding: ["a.bin"]) != nil else { return }
+        let links = TemporaryDirectory()
+        let link = links.file("downloads")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory.url)
+        let listing = try #require(DirectoryListing(path: link.path), "listed through the link")
+        #expect(listing.contains("a.bin"))
+        try Data("b".utf8).write(to: directory.file("b.bin"))
+        #expect(listing.refresh())
+        #expect(listing.contains("b.bin"))
+
+        let other = TemporaryDirectory()
+        try FileManager.default.removeItem(at: link)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: other.url)
+        #expect(!listing.refresh(), "the link names another directory")
+    }
 }
 #endif
