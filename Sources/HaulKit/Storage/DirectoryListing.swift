@@ -13,8 +13,8 @@ final class DirectoryListing {
     /// The directory, as the reservations name it.
     let path: String
     private let notices: Int32
-    private let device: UInt64
-    private let inode: UInt64
+    /// The watched directory's device and inode: ``refresh()`` drops the listing once the path names another.
+    private let identity: Identity
     private var names: Set<String>
     /// Where notices are read into, kept for the listing's life.
     private let buffer: UnsafeMutableRawBufferPointer
@@ -27,7 +27,7 @@ final class DirectoryListing {
     init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
-            Self.namesCompareExactly(path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            Self.namesCompareExactly(path, identity: Identity(info))
         else { return nil }
         let notices = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard notices >= 0 else { return nil }
@@ -38,8 +38,7 @@ final class DirectoryListing {
         }
         self.path = path
         self.notices = notices
-        self.device = UInt64(info.st_dev)
-        self.inode = UInt64(info.st_ino)
+        self.identity = Identity(info)
         self.names = names
         self.buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
         guard refresh() else { return nil }
@@ -54,9 +53,7 @@ final class DirectoryListing {
     /// directory was moved, removed or replaced at its path, or notices were lost; drop it then.
     func refresh() -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else {
-            return false
-        }
+        guard stat(path, &info) == 0, Identity(info) == identity else { return false }
         while true {
             let count = PartFile.retryingInterrupts { read(notices, buffer.baseAddress, buffer.count) }
             if count < 0 { return errno == EAGAIN }
@@ -113,22 +110,31 @@ final class DirectoryListing {
     private static let getFlags: UInt = 0x8008_6601
     private static let caseFolding: Int32 = 0x4000_0000
 
-    /// Whether `path`, the directory `inode` on `device`, is on a trusted file system and does not fold case.
+    /// Whether `path`, the directory `identity`, is on a trusted file system and does not fold case.
     ///
     /// Follows a symbolic link, as `stat`, `opendir` and the inotify watch do: a directory reached through one is
     /// listed like any other, and ``refresh()`` drops the listing once the path names another directory.
-    private static func namesCompareExactly(_ path: String, device: UInt64, inode: UInt64) -> Bool {
-        guard let type = fileSystemType(of: device), trustedFileSystems.contains(type) else { return false }
+    private static func namesCompareExactly(_ path: String, identity: Identity) -> Bool {
+        guard let type = fileSystemType(of: identity.device), trustedFileSystems.contains(type) else { return false }
         let descriptor = PartFile.retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard descriptor >= 0 else { return false }
         defer { _ = systemClose(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else {
-            return false
-        }
+        guard fstat(descriptor, &info) == 0, Identity(info) == identity else { return false }
         var flags: Int32 = 0
         guard ioctl(descriptor, getFlags, &flags) == 0 else { return false }
         return flags & caseFolding == 0
+    }
+
+    /// Which directory a `stat` describes.
+    private struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
     }
 
     /// The type of the file system mounted as `device`, from `/proc/self/mountinfo` (its third field is the
