@@ -228,6 +228,28 @@ struct DownloadLifecycleTests {
         #expect(machine.runQueue == [2])
     }
 
+    @Test(
+        "start-up: a stored queue runs by priority, only where this manager runs it; loading one again takes its state")
+    func loadQueue() {
+        var machine = Self.machine()
+        _ = machine.load(1, recorded: .queued, priority: 0, claimedElsewhere: false)
+        _ = machine.load(2, recorded: .queued, priority: 5, claimedElsewhere: false)
+        _ = machine.load(3, recorded: .failed, priority: 9, claimedElsewhere: false)
+        _ = machine.load(4, recorded: .running, priority: 1, claimedElsewhere: false)
+        #expect(machine.runQueue == [2, 4, 1])
+        #expect(machine.phase(of: 3) == .failed)
+        _ = machine.load(1, recorded: .paused, priority: 0, claimedElsewhere: false)
+        #expect(machine.runQueue == [2, 4])
+        #expect(machine.phase(of: 1) == .paused)
+
+        for rules in [Self.machine(runs: false), Self.machine(resumesStored: false)] {
+            var other = rules
+            _ = other.load(1, recorded: .queued, priority: 0, claimedElsewhere: false)
+            #expect(other.runQueue == [])
+            #expect(other.phase(of: 1) == .queued)
+        }
+    }
+
     @Test("a manager that holds stored downloads back runs only what was added or resumed through it")
     func heldBack() {
         var machine = Self.machine(resumesStored: false)
