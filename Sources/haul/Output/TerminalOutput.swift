@@ -199,7 +199,17 @@ extension String {
         appendSpaces(columns - text.count)
     }
 
+    /// Appends `count` spaces, up to 32 in one append (one space at a time was a tenth of `haul list`'s CPU for
+    /// 100,000 rows).
     private mutating func appendSpaces(_ count: Int) {
-        for _ in 0..<Swift.max(0, count) { append(" ") }
+        var left = count
+        while left > 0 {
+            let run = Swift.min(left, Self.paddings.count - 1)
+            append(Self.paddings[run])
+            left -= run
+        }
     }
+
+    /// `paddings[n]` is `n` spaces.
+    private static let paddings = (0...32).map { String(repeating: " ", count: $0) }
 }
