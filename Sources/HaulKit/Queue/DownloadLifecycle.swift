@@ -181,9 +181,9 @@ struct DownloadLifecycle: Sendable {
             return actions
         }
         // Not known here yet (as at start-up): it runs, finishes and waits for a host nowhere, so only the run queue
-        // may need it. A tenth of the start-up with 100,000 downloads went to what `set` undoes for a known one.
+        // may need it. Taking it through `set` was 8.5% of the start-up with 100,000 downloads.
         entries[id] = Entry(phase: phase, priority: priority, adopted: false)
-        if phase == .queued, rules.runsDownloads, rules.resumesStoredDownloads { queue.insert(id, priority: priority) }
+        if phase == .queued, wouldRun(id) { queue.insert(id, priority: priority) }
         return actions
     }
 

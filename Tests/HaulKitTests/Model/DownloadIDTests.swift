@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Download identifiers")
 struct DownloadIDTests {
-    @Test("an id hashes as its hash(into:) says, in sets and dictionaries of many")
+    @Test("an id hashes as its hash(into:) says, and a set of many finds each")
     func hashing() {
         for raw: Int64 in [0, 1, -1, 42, .max, .min] {
             let id = DownloadID(rawValue: raw)
