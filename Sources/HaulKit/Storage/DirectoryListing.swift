@@ -76,13 +76,19 @@ final class DirectoryListing {
             }
             if nameLength > 0 {
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + nameLength)])
-                let name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+                let name = Self.name(bytes)
                 if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { names.insert(name) }
                 if event.mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { names.remove(name) }
             }
             offset += header + nameLength
         }
         return true
+    }
+
+    /// A name the kernel gives (a directory entry's or a notice's): its bytes up to the first NUL, as UTF-8 with any
+    /// invalid bytes replaced. Both ways in decode alike, so a notice removes the very name the listing read.
+    private static func name(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
     }
 
     private static let watched = UInt32(
@@ -95,9 +101,7 @@ final class DirectoryListing {
         defer { closedir(stream) }
         var names: Set<String> = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name, Self.name)
             if name != "." && name != ".." { names.insert(name) }
             if names.count > entryLimit { return nil }
         }
