@@ -99,14 +99,19 @@ enum FileSystem {
     /// The directory part of a path.
     static func parent(of path: String) -> String {
         // A plain path (no trailing or doubled slash, not at the root) is cut at its last slash: Foundation's
-        // normalisation cost 1% of the CPU of a small download, asked twice each.
+        // normalisation cost 1% of the CPU of a small download, asked twice each. Its bytes are walked once, in
+        // place (a generic walk over the string's view cost another 0.8%).
         let slash = UInt8(ascii: "/")
-        let bytes = path.utf8
-        if let last = bytes.lastIndex(of: slash), last != bytes.startIndex, bytes.last != slash,
-            !zip(bytes, bytes.dropFirst()).contains(where: { $0 == slash && $1 == slash })
-        {
-            return String(path[..<last])
+        let plain = path.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard let last = bytes.lastIndex(of: slash), last > 0, last < bytes.count - 1 else { return nil }
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte == slash && previous == slash { return nil }
+                previous = byte
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<last]), as: UTF8.self)
         }
+        if let parent = plain ?? nil { return parent }
         return (path as NSString).deletingLastPathComponent
     }
 }

@@ -10,7 +10,7 @@ struct FileSystemTests {
         arguments: [
             "/tmp/downloads/file.bin", "/tmp/downloads/file.bin.part", "/file", "/", "file", "dir/file", "",
             "/tmp/downloads/", "/tmp//downloads/file", "//file", "/tmp/ünïcødé dir/naïve (1).tar.gz",
-            "/tmp/./a/../b/file",
+            "/tmp/./a/../b/file", "/tmp/downloads//", "a/b/c/", "//",
         ])
     func parent(_ path: String) {
         #expect(FileSystem.parent(of: path) == (path as NSString).deletingLastPathComponent)

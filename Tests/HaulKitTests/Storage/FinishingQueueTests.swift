@@ -129,9 +129,13 @@ struct FinishingQueueTests {
         try file.write(ByteBuffer(repeating: 1, count: 10), at: 0)
         let before = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         #expect(throws: DownloadError.self) { try file.link(as: request.destination) }
+        #expect(throws: DownloadError.self) { try file.linkThroughProc(as: request.destination) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == before)
         try file.link(as: directory.file("new.bin").path)
         #expect(FileSystem.entry(at: directory.file("new.bin").path) == .regularFile(size: 10))
+        // Where linking the descriptor itself needs a privilege, the file is named through /proc.
+        try file.linkThroughProc(as: directory.file("also.bin").path)
+        #expect(FileSystem.entry(at: directory.file("also.bin").path) == .regularFile(size: 10))
         #endif
     }
 
