@@ -10,13 +10,16 @@ struct DestinationReservations {
     #if os(Linux)
     /// Names reserved by lookups per directory since it was last listed (or since its listing was dropped).
     private var lookups: [String: Int] = [:]
-    private var listings: [String: DirectoryListing] = [:]
     #endif
+    /// The directories listed; shared with the finishing group.
+    let listings: DirectoryListings
+
+    init(listings: DirectoryListings = DirectoryListings()) {
+        self.listings = listings
+    }
 
     /// Names reserved in one directory by lookups before it is listed: a listing reads the whole directory once.
     static let listingThreshold = 64
-    /// Directories listed at once; each holds a notice queue (a descriptor) and its names.
-    static let listingLimit = 8
     /// Directories whose lookups are counted at once: a daemon may save into many over its life.
     static let countedLimit = 1_024
 
@@ -102,14 +105,13 @@ struct DestinationReservations {
                     return plain && !listing.contains(name) ? FileSystem.Entry.none : nil
                 }
             }
-            listings[directory] = nil
+            listings.drop(listing)
         }
         if lookups[directory] == nil, lookups.count >= Self.countedLimit { lookups = [:] }
         lookups[directory, default: 0] += 1
         if lookups[directory]! >= Self.listingThreshold {
             lookups[directory] = nil
-            if listings.count >= Self.listingLimit, let any = listings.keys.first { listings[any] = nil }
-            listings[directory] = DirectoryListing(path: directory)
+            listings.list(directory)
         }
         #endif
         return { _ in nil }

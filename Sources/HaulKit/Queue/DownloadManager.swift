@@ -93,7 +93,7 @@ public actor DownloadManager {
             guard limit > 0 else { throw .invalidRequest("the speed limit for \(host) must be positive, got \(limit)") }
             hostLimiters[host.lowercased()] = RateLimiter(bytesPerSecond: limit, clock: configuration.tickClock)
         }
-        finishing = FinishingQueue(store: store)
+        finishing = FinishingQueue(store: store, listings: reservations.listings)
         recorder = TransferRecorder { [store] records throws(DownloadError) in try store.saveTransfers(records) }
         lifecycle = DownloadLifecycle(
             rules: .init(

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Glibc
+import Synchronization
 
 /// The names in one directory, read once and then kept current by the kernel's change notices (inotify), so that a
 /// name can be found free without looking it up on disk. In a directory of 10,000 files, the two or three lookups
@@ -9,15 +10,21 @@ import Glibc
 /// before the call that made it returns, and ``refresh()`` reads every queued notice first. A name it holds may
 /// differ from the one on disk by Unicode normalization, so the caller looks that one up. It is made only where the
 /// notices see every change and names compare byte for byte: ext4, btrfs or tmpfs, not a case-folding directory.
-final class DirectoryListing {
+///
+/// It may be used from several threads: the reservations' and the finishing group's (see ``DirectoryListings``).
+final class DirectoryListing: Sendable {
     /// The directory, as the reservations name it.
     let path: String
     private let notices: Int32
     /// The watched directory's device and inode: ``refresh()`` drops the listing once the path names another.
     private let identity: Identity
-    private var names: Set<String>
-    /// Where notices are read into, kept for the listing's life.
-    private let buffer: UnsafeMutableRawBufferPointer
+    private let state: Mutex<State>
+
+    /// The names, and where notices are read into (kept for the listing's life).
+    private struct State: ~Copyable {
+        var names: Set<String>
+        let buffer: UnsafeMutableRawBufferPointer
+    }
 
     /// How many entries a listing may hold; a larger directory is looked up name by name.
     static let entryLimit = 100_000
@@ -39,14 +46,13 @@ final class DirectoryListing {
         self.path = path
         self.notices = notices
         self.identity = Identity(info)
-        self.names = names
-        self.buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
+        self.state = Mutex(State(names: names, buffer: .allocate(byteCount: 16 * 1024, alignment: 8)))
         guard refresh() else { return nil }
     }
 
     deinit {
         _ = systemClose(notices)
-        buffer.deallocate()
+        state.withLock { $0.buffer.deallocate() }
     }
 
     /// Applies the notices queued since the last call. False if the listing can no longer be trusted: the
@@ -54,18 +60,21 @@ final class DirectoryListing {
     func refresh() -> Bool {
         var info = stat()
         guard stat(path, &info) == 0, Identity(info) == identity else { return false }
-        while true {
-            let count = PartFile.retryingInterrupts { read(notices, buffer.baseAddress, buffer.count) }
-            if count < 0 { return errno == EAGAIN }
-            guard count > 0, apply(count: count) else { return false }
+        return state.withLock { state in
+            while true {
+                let count = PartFile.retryingInterrupts { read(notices, state.buffer.baseAddress, state.buffer.count) }
+                if count < 0 { return errno == EAGAIN }
+                guard count > 0, Self.apply(state.buffer, count: count, to: &state.names) else { return false }
+            }
         }
     }
 
     /// Whether an entry named `name` was in the directory at the last ``refresh()``, or may have been (see the type).
-    func contains(_ name: String) -> Bool { names.contains(name) }
+    func contains(_ name: String) -> Bool { state.withLock { $0.names.contains(name) } }
 
-    /// Applies the notices in the first `count` bytes of the buffer; false if one says the listing is lost.
-    private func apply(count: Int) -> Bool {
+    /// Applies the notices in the first `count` bytes of `buffer` to `names`; false if one says the listing is lost.
+    private static func apply(_ buffer: UnsafeMutableRawBufferPointer, count: Int, to names: inout Set<String>) -> Bool
+    {
         let header = MemoryLayout<inotify_event>.size
         var offset = 0
         while offset + header <= count {

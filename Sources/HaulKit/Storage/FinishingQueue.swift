@@ -39,10 +39,13 @@ final class FinishingQueue: Sendable {
     private typealias Waiting = GroupWaiter<Request>
 
     private let store: DownloadStore
+    /// The reservations' listings: a held body's part path is found free in them rather than looked up.
+    private let listings: DirectoryListings
     private let waiting = Mutex(GroupQueue<Waiting>())
 
-    init(store: DownloadStore) {
+    init(store: DownloadStore, listings: DirectoryListings = DirectoryListings()) {
         self.store = store
+        self.listings = listings
     }
 
     /// Groups processed so far (each about one commit, and one sync per directory).
@@ -63,12 +66,12 @@ final class FinishingQueue: Sendable {
         while true {
             let group = waiting.withLock { $0.nextGroup(stillHandling: !placed.isEmpty) }
             if group.isEmpty && placed.isEmpty { return }
-            let store = store
+            let (store, listings) = (store, listings)
             let finished = placed
             let results: [(any Error)?]
             do {
                 results = try await onBlockingThread {
-                    Self.process(group.map(\.item), completing: finished, store: store)
+                    Self.process(group.map(\.item), completing: finished, store: store, listings: listings)
                 }
             } catch {
                 // The blocking thread pool is gone: nothing of the group was done.
@@ -86,7 +89,7 @@ final class FinishingQueue: Sendable {
     /// writes its held bodies, syncs and renames it, and syncs its directories. Returns each request's error; none
     /// means in place, its completion still to record.
     private static func process(
-        _ requests: [Request], completing finished: [Waiting], store: DownloadStore
+        _ requests: [Request], completing finished: [Waiting], store: DownloadStore, listings: DirectoryListings
     ) -> [(any Error)?] {
         var results: [(any Error)?] = Array(repeating: nil, count: requests.count)
         var files: [Int: PartFile] = [:]
@@ -151,10 +154,14 @@ final class FinishingQueue: Sendable {
         defer { for file in created.values { file.close() } }
         recorded += sync(created.filter { results[$0.key] == nil }, results: &results)
         var renamedIn: Set<String> = []
+        // What is at the unnamed files' part paths, from their directories' listings (refreshed once).
+        let unnamed = recorded.filter { created[$0]?.isUnnamed == true }
+        let shownFree = Dictionary(
+            uniqueKeysWithValues: zip(unnamed, listings.showFree(unnamed.map { requests[$0].partPath })))
         for index in recorded.sorted() {
             do {
                 if let file = created[index], file.isUnnamed {
-                    try place(file, requests[index])
+                    try place(file, requests[index], partPathShownFree: shownFree[index] ?? false)
                 } else {
                     try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
                 }
@@ -169,11 +176,12 @@ final class FinishingQueue: Sendable {
     }
 
     /// Names a held body's synced unnamed file at its destination. Something at its part path is another
-    /// download's (the name was reserved fresh): it fails, as creating the part file would. When the link cannot be
-    /// made (a file is at the destination, which it must replace), the body goes the usual way: written to its part
-    /// file, synced and renamed over the destination.
-    private static func place(_ file: PartFile, _ request: Request) throws(DownloadError) {
-        if FileSystem.entry(at: request.partPath) != .none {
+    /// download's (the name was reserved fresh): it fails, as creating the part file would. `partPathShownFree`: its
+    /// directory's listing shows nothing there, so it is not looked up. When the link cannot be made (a file is at
+    /// the destination, which it must replace), the body goes the usual way: written to its part file, synced and
+    /// renamed over the destination.
+    private static func place(_ file: PartFile, _ request: Request, partPathShownFree: Bool) throws(DownloadError) {
+        if !partPathShownFree, FileSystem.entry(at: request.partPath) != .none {
             throw .destinationInUse(path: request.partPath, by: "a file created at the same moment")
         }
         if (try? file.link(as: request.destination)) != nil { return }

@@ -84,9 +84,10 @@ struct FinishingQueueTests {
     /// completed. Returns `bad`'s stored record and its error.
     @discardableResult
     static func expectOnlyGoodPlaced(
-        _ good: FinishingQueue.Request, _ bad: FinishingQueue.Request, size: Int64, store: SQLiteDownloadStore
+        _ good: FinishingQueue.Request, _ bad: FinishingQueue.Request, size: Int64, store: SQLiteDownloadStore,
+        listings: DirectoryListings = DirectoryListings()
     ) async throws -> (stored: DownloadRecord, error: DownloadError) {
-        let queue = FinishingQueue(store: store)
+        let queue = FinishingQueue(store: store, listings: listings)
         let placed = Task { try await queue.finish(good) }
         let refused = Task { try await queue.finish(bad) }
         try await placed.value
@@ -97,15 +98,30 @@ struct FinishingQueueTests {
         return (stored, error)
     }
 
-    @Test("a held body whose part file cannot be created fails alone; what is at its part path is not touched")
-    func heldBodyRefused() async throws {
+    @Test(
+        "a held body whose part file cannot be created fails alone; what is at its part path is not touched",
+        arguments: [false, true])
+    func heldBodyRefused(listed: Bool) async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
         let good = try Self.held("good.bin", size: 5_000, in: directory, store: store)
         let taken = try Self.held("taken.bin", size: 5_000, in: directory, store: store)
+        let listings = DirectoryListings()
+        if listed {
+            #if os(Linux)
+            // Listed before the part file appears: only the listing's notices can show it.
+            listings.list(directory.path)
+            guard listings[directory.path] != nil else {
+                return print("skipped: \(directory.path) is not on ext4, btrfs or tmpfs, so it is not listed")
+            }
+            #else
+            return
+            #endif
+        }
         // Another download created the part file at the same moment (its name was reserved fresh here).
         _ = FileManager.default.createFile(atPath: taken.partPath, contents: Data("theirs".utf8))
-        let (stored, error) = try await Self.expectOnlyGoodPlaced(good, taken, size: 5_000, store: store)
+        let (stored, error) = try await Self.expectOnlyGoodPlaced(
+            good, taken, size: 5_000, store: store, listings: listings)
         #expect(error.code == .destinationInUse)
         #expect(FileSystem.entry(at: taken.destination) == FileSystem.Entry.none)
         #expect(FileManager.default.contents(atPath: taken.partPath) == Data("theirs".utf8))
