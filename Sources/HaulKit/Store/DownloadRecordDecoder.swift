@@ -20,6 +20,8 @@ struct DownloadRecordDecoder {
     /// The last options text and its value: rows added together come one after another.
     private var lastOptions: (text: String, value: OutOfLine<DownloadOptions>)?
     private var destinations: [String: DownloadDestination] = [:]
+    /// The last destination text and its value, as for the options (hashing each row's text was 2% of a start-up).
+    private var lastDestination: (text: String, value: DownloadDestination)?
     private let json = StoredJSON.decoder()
 
     /// Decodes a row of ``DownloadColumn/select``; throws on any value of the wrong type, never traps.
@@ -110,10 +112,16 @@ struct DownloadRecordDecoder {
 
     private mutating func destination(_ text: String?) throws -> DownloadDestination? {
         guard let text else { return nil }
-        if let known = destinations[text] { return known }
-        let decoded = try json.decode(DownloadDestination.self, from: Data(text.utf8))
-        destinations[text] = decoded
-        return decoded
+        if let lastDestination, lastDestination.text == text { return lastDestination.value }
+        let value: DownloadDestination
+        if let known = destinations[text] {
+            value = known
+        } else {
+            value = try json.decode(DownloadDestination.self, from: Data(text.utf8))
+            destinations[text] = value
+        }
+        lastDestination = (text, value)
+        return value
     }
 
     /// The date of `yyyy-MM-dd HH:mm:ss.SSS` (UTC), the form ``DownloadRecordEncoder/text(_:)`` writes; nil for any

@@ -73,16 +73,17 @@ struct DownloadStoreTests {
         try Self.expectLifecycleAndTransfers(try SQLiteDownloadStore(path: directory.file("haul.sqlite").path))
     }
 
-    @Test("records read back exactly as written, every column, shared options decoded once per text")
+    @Test("records read back exactly as written, every column, shared options and destinations decoded once per text")
     func roundTrip() throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        // Options and destinations alternate, then repeat: each is decoded, found again, then taken as the last one.
         let written = try store.insert(
             [
                 Self.queued("http://a/1"), try Self.everyColumnSet(),
-                Self.queued("http://a/2", options: .init(priority: 7)),
+                Self.queued("http://a/2", options: .init(priority: 7)), Self.queued("http://a/3"),
             ])
-        #expect(written.map(\.id) == [1, 2, 3])
+        #expect(written.map(\.id) == [1, 2, 3, 4])
         #expect(try store.fetchAll() == written)
         #expect(try store.fetch(written[1].downloadID) == written[1])
         #expect(try store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
