@@ -102,16 +102,22 @@ public actor DownloadManager {
                 maxConcurrentDownloads: configuration.maxConcurrentDownloads))
         watcher = ChangeWatcher(store: store)
 
-        // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000).
+        // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000),
+        // kept in local variables until all are read: each access to the actor's own was checked at run time (a
+        // tenth of a start-up). No index by URL is kept yet (it is made when first needed).
         let count = try store.count()
-        records.reserveCapacity(count)
+        var table = RecordTable()
+        table.reserveCapacity(count)
+        var held = reservations
         lifecycle.reserveCapacity(count)
         var loaded: [(id: DownloadID, state: DownloadState, priority: Int)] = []
         loaded.reserveCapacity(count)
         try store.forEachRecord { record in
-            remember(record)
+            Self.remember(record, in: &table, holding: &held)
             loaded.append((record.downloadID, record.state, record.options.priority))
         }
+        records = table
+        reservations = held
         let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
         var actions: [DownloadLifecycle.Action] = []
         for (id, state, priority) in loaded {
@@ -359,10 +365,16 @@ public actor DownloadManager {
     // MARK: - Records
 
     func remember(_ record: DownloadRecord) {
-        let id = record.downloadID
-        records[id] = record
-        idsByURL?[record.url, default: []].append(id)
-        if let path = record.destinationPath { reservations.hold(path, for: id) }
+        Self.remember(record, in: &records, holding: &reservations)
+        idsByURL?[record.url, default: []].append(record.downloadID)
+    }
+
+    /// Puts `record` in `table` and holds its destination in `reservations`.
+    private static func remember(
+        _ record: DownloadRecord, in table: inout RecordTable, holding reservations: inout DestinationReservations
+    ) {
+        table[record.downloadID] = record
+        if let path = record.destinationPath { reservations.hold(path, for: record.downloadID) }
     }
 
     /// Takes the stored view of a download this manager is not running.
