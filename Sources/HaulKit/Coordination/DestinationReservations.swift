@@ -100,10 +100,7 @@ struct DestinationReservations {
         #if os(Linux)
         if let listing = listings[directory] {
             if listing.refresh() {
-                return { name in
-                    let plain = !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
-                    return plain && !listing.contains(name) ? FileSystem.Entry.none : nil
-                }
+                return { name in listing.showsAbsent(name) ? FileSystem.Entry.none : nil }
             }
             listings.drop(listing)
         }

@@ -72,6 +72,13 @@ final class DirectoryListing: Sendable {
     /// Whether an entry named `name` was in the directory at the last ``refresh()``, or may have been (see the type).
     func contains(_ name: String) -> Bool { state.withLock { $0.names.contains(name) } }
 
+    /// Whether nothing named `name` was in the directory at the last ``refresh()``: false for a name it holds, and
+    /// for one that is not a plain name of an entry (empty, `.`, `..`, or with a slash), which must be looked up.
+    func showsAbsent(_ name: String) -> Bool {
+        let plain = !name.isEmpty && !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
+        return plain && !contains(name)
+    }
+
     /// Applies the notices in the first `count` bytes of `buffer` to `names`; false if one says the listing is lost.
     private static func apply(_ buffer: UnsafeMutableRawBufferPointer, count: Int, to names: inout Set<String>) -> Bool
     {

@@ -54,19 +54,18 @@ final class DirectoryListings: Sendable {
                 }
                 refreshed[directory] = .some(listing)
             }
-            return listing.map { !$0.contains(name) } ?? false
+            return listing?.showsAbsent(name) ?? false
         }
         #else
         return paths.map { _ in false }
         #endif
     }
 
-    /// A path's directory (as a listing is named) and its last component, a plain name; nil for any other path.
+    /// A path's directory (as a listing is named) and its last component; nil for a path with no directory part.
     private static func split(_ path: String) -> (directory: String, name: String)? {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let directory = String(path[..<slash])
-        let name = String(path[path.utf8.index(after: slash)...])
-        guard !directory.isEmpty, !name.isEmpty, name != ".", name != ".." else { return nil }
-        return (directory, name)
+        guard !directory.isEmpty else { return nil }
+        return (directory, String(path[path.utf8.index(after: slash)...]))
     }
 }
