@@ -34,6 +34,8 @@ extension DownloadManager {
         var results: [DownloadID?] = []
         var fresh: [DownloadRecord] = []
         var freshPositions: [Int] = []
+        /// The fresh records' URLs as given (without credentials): their snapshots need not parse the text again.
+        var freshURLs: [URL] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
         var shared: OutOfLine<DownloadOptions>?
@@ -41,6 +43,7 @@ extension DownloadManager {
         for (given, destination, givenOptions) in downloads {
             let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
+            let text = url.absoluteString
             for mirror in options.mirrors { try Self.validate(mirror) }
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
@@ -59,14 +62,14 @@ extension DownloadManager {
                     throw .invalidRequest("two downloads would write \(file.path): give each its own file")
                 }
                 if let holder = reservations.holder(of: file.path), let other = records[holder],
-                    other.url != url.absoluteString,
+                    other.url != text,
                     other.state != .completed
                 {
                     throw .invalidRequest(
                         "download \(holder) already writes \(file.path): give this one another file, or remove it")
                 }
             }
-            if let id = existingDownload(url: url.absoluteString, destination: resolved) {
+            if let id = existingDownload(url: text, destination: resolved) {
                 // Resumed if paused or failed, and run by this manager from now on.
                 if records[id]?.isDamaged == false { existing.append(id) }
                 results.append(id)
@@ -76,11 +79,12 @@ extension DownloadManager {
             // A batch usually shares its options: one copy for all of it.
             if shared?.value != options { shared = OutOfLine(options) }
             var record = DownloadRecord(
-                url: url.absoluteString, requestedDestination: resolved, sharing: shared ?? OutOfLine(options),
+                url: text, requestedDestination: resolved, sharing: shared ?? OutOfLine(options),
                 state: paused ? .paused : .queued,
                 createdAt: now, updatedAt: now)
             if case .file(let file) = resolved { record.destinationPath = file.path }
             freshPositions.append(results.count)
+            freshURLs.append(url.baseURL == nil ? url : url.absoluteURL)
             results.append(nil)
             fresh.append(record)
         }
@@ -91,11 +95,11 @@ extension DownloadManager {
             records.reserveCapacity(records.count + fresh.count)
             lifecycle.reserveCapacity(records.count + fresh.count)
         }
-        for (position, record) in zip(freshPositions, try store.insert(consume fresh)) {
+        for (index, record) in try store.insert(consume fresh).enumerated() {
             remember(record)
             lifecycle.add(record.downloadID, priority: record.options.priority, paused: paused)
-            results[position] = record.downloadID
-            hub.yield(record.downloadID, .added(snapshot(of: record)))
+            results[freshPositions[index]] = record.downloadID
+            hub.yield(record.downloadID, .added(snapshot(of: record, url: freshURLs[index])))
             hub.yield(record.downloadID, .status(paused ? .paused : .queued))
         }
         schedule()

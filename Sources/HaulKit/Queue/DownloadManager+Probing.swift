@@ -15,14 +15,14 @@ extension DownloadManager {
             userAgent: configuration.userAgent, custom: options.headers, credentials: options.credentials,
             redirects: options.redirects)
         let response: HTTPClientResponse
+        let finalURL: URL
         do {
-            response = try await session.get(
+            (response, finalURL) = try await session.get(
                 url.absoluteString, profile: profile, range: "bytes=0-0", logger: configuration.logger)
         } catch {
             throw DownloadError.mapping(error, stallTimeout: configuration.stallTimeout)
         }
         let head = ResponseHead(response, now: Date())
-        let finalURL = response.url ?? url
         let size: Int64?
         switch head.status {
         case 206:

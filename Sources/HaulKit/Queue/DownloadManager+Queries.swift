@@ -161,7 +161,10 @@ extension DownloadManager {
         }
     }
 
-    func snapshot(of record: DownloadRecord) -> DownloadSnapshot {
+    func snapshot(of record: DownloadRecord) -> DownloadSnapshot { snapshot(of: record, url: nil) }
+
+    /// `url`: the record's URL already parsed, if the caller has it.
+    func snapshot(of record: DownloadRecord, url: URL?) -> DownloadSnapshot {
         let id = record.downloadID
         let progress =
             jobs[id]?.state.progress
@@ -170,7 +173,7 @@ extension DownloadManager {
                     ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
                 expectedBytes: record.transfer.totalBytes)
         return DownloadSnapshot(
-            id: id, url: URL(string: record.url) ?? URL(string: "damaged:\(id)")!,
+            id: id, url: url ?? URL(string: record.url) ?? URL(string: "damaged:\(id)")!,
             finalURL: record.transfer.finalURL.flatMap(URL.init(string:)), state: record.state, progress: progress,
             file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) },
             lastError: record.lastError, options: record.options, createdAt: record.createdAt,

@@ -248,7 +248,7 @@ public actor DownloadManager {
         return host
     }
 
-    static func host(of record: DownloadRecord) -> String { URL(string: record.url)?.host?.lowercased() ?? "" }
+    static func host(of record: DownloadRecord) -> String { URLHost.lowercased(in: record.url) }
 
     private func start(_ id: DownloadID) {
         guard var record = records[id], !record.isDamaged else { return claimRefused(id) }
@@ -335,7 +335,7 @@ public actor DownloadManager {
         record.transfer = outcome.record.transfer
         let ending: DownloadLifecycle.Ending
         switch outcome {
-        case .completed(let finished, _):
+        case .completed(let finished):
             record.completedAt = finished.completedAt ?? Date()
             record.updatedAt = finished.updatedAt
             ending = .completed(recorded: finished.state == .completed)

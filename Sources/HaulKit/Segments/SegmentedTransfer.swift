@@ -146,7 +146,8 @@ struct SegmentedTransfer: Sendable {
                 generation = used
                 let response = try await environment.session.get(
                     primary, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange,
-                    logger: logger)
+                    logger: logger
+                ).response
                 body = try accept(response, url: primary, start: start, overlap: overlap)
             case .mirror(let mirror, let url, let needsCheck):
                 if needsCheck {
@@ -155,7 +156,8 @@ struct SegmentedTransfer: Sendable {
                 }
                 board.requesting(segment.id, through: end)
                 let response = try await environment.session.get(
-                    url, home: primary, profile: profile, range: "bytes=\(start)-\(end - 1)", logger: logger)
+                    url, home: primary, profile: profile, range: "bytes=\(start)-\(end - 1)", logger: logger
+                ).response
                 body = try acceptFromMirror(response, start: start, end: end)
             }
         }
@@ -204,7 +206,8 @@ struct SegmentedTransfer: Sendable {
         guard let range else { return }
         let response = try await environment.session.get(
             url, home: home, profile: profile, range: "bytes=\(range.lowerBound)-\(range.upperBound - 1)",
-            logger: logger)
+            logger: logger
+        ).response
         let body = try acceptFromMirror(response, start: range.lowerBound, end: range.upperBound)
         let ending = try await writer.write(body, from: range.lowerBound, overlap: Int64(range.count), room: 0) {
             _, _ in

@@ -29,7 +29,7 @@ extension DownloadJob {
         rangesUsable = false
         segmentsAllowed = false
         if state.current.written > 0 || record.transfer.hasPartData { try rewind(to: 0, because: nil) }
-        let response = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
+        let (response, finalURL) = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
         let head = ResponseHead(response, now: Date())
         guard head.status == 200 || head.status == 203 else {
             throw ResponseEvaluator.evaluate(
@@ -40,8 +40,7 @@ extension DownloadJob {
         var validator = head.validator
         validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
         validator.totalBytes = nil
-        let finalURL = response.url  // parsed from text on every read
-        record.transfer.finalURL = finalURL?.absoluteString ?? record.url
+        record.transfer.finalURL = finalURL.absoluteString
         try await beginPartData(validator, head: head, url: finalURL)
         state.update { $0.total = nil }
         // The encoded length frames the body; the decoded length is known only at its end.

@@ -4,28 +4,27 @@ import Foundation
 extension DownloadJob {
     /// Works out how much of the part file can be trusted, and cuts off the rest.
     ///
-    /// Returns the destination when an earlier run had already finished and only the rename was left.
-    mutating func prepare() async throws(DownloadError) -> URL? {
+    /// Returns true when the download is already complete at its destination: an earlier run had finished and only
+    /// the rename was left, or ``DownloadOptions/existingFile`` keeps the file there.
+    mutating func prepare() async throws(DownloadError) -> Bool {
         state.update {
             $0.generation = record.transfer.generation
             $0.total = record.transfer.totalBytes
             $0.written = 0
         }
-        if record.transfer.finalizing, let file = try finishInterruptedFinalization() { return file }
-        if !record.transfer.hasPartData, case .file = record.requestedDestination,
-            let kept = try await settleExistingFile()
-        {
-            return kept
+        if record.transfer.finalizing, try finishInterruptedFinalization() { return true }
+        if !record.transfer.hasPartData, case .file = record.requestedDestination, try await settleExistingFile() {
+            return true
         }
-        guard record.transfer.hasPartData, let partPath = record.partPath else { return nil }
+        guard record.transfer.hasPartData, let partPath = record.partPath else { return false }
         if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
             try forgetPartData()
-            return nil
+            return false
         }
         if let saved = record.transfer.segments, let total = record.transfer.totalBytes {
             try restoreSegments(saved, total: total, partPath: partPath)
-            return nil
+            return false
         }
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
 
@@ -60,35 +59,36 @@ extension DownloadJob {
             $0.received = trusted
         }
         logger.debug("resuming", metadata: ["trusted": "\(trusted)", "partSize": "\(partSize)"])
-        return nil
+        return false
     }
 
     /// Applies ``DownloadOptions/existingFile`` to a file already at a destination given as a file, before anything
-    /// is fetched: `keep` completes the download with it (returned), `rename` moves the destination to a free name,
-    /// `replace` and `automatic` leave it to be replaced when the download completes.
-    mutating func settleExistingFile() async throws(DownloadError) -> URL? {
+    /// is fetched: `keep` completes the download with it (returns true), `rename` moves the destination to a free
+    /// name, `replace` and `automatic` leave it to be replaced when the download completes.
+    mutating func settleExistingFile() async throws(DownloadError) -> Bool {
         guard let destination = record.destinationPath, case .regularFile(let size) = FileSystem.entry(at: destination)
-        else { return nil }
+        else { return false }
         switch record.options.existingFile {
         case .automatic, .replace:
-            return nil
+            return false
         case .keep:
-            return keepExisting(destination, size: size)
+            keepExisting(destination, size: size)
+            return true
         case .replaceIfNewer:
             existingModified = FileSystem.modificationDate(of: destination)
-            return nil
+            return false
         case .rename:
             let directory = FileSystem.parent(of: destination)
             let name = (destination as NSString).lastPathComponent
             record.destinationPath = try await environment.reserveDestination(id, directory, name, false, true)
             record.updatedAt = Date()
             try environment.store.saveTransfer(record)
-            return nil
+            return false
         }
     }
 
     /// Ends the download with the file already at `path`, fetching nothing.
-    mutating func keepExisting(_ path: String, size: Int64) -> URL {
+    mutating func keepExisting(_ path: String, size: Int64) {
         logger.info("keeping the file already there", metadata: ["path": "\(path)"])
         record.destinationPath = path
         record.transfer.totalBytes = size
@@ -98,7 +98,6 @@ extension DownloadJob {
             $0.written = size
             $0.received = size
         }
-        return URL(fileURLWithPath: path, isDirectory: false)
     }
 
     /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
@@ -153,23 +152,24 @@ extension DownloadJob {
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
-    /// Completes a rename that a previous run had committed to but may not have done.
-    mutating func finishInterruptedFinalization() throws(DownloadError) -> URL? {
+    /// Completes a rename that a previous run had committed to but may not have done; returns whether the file is
+    /// complete at its destination.
+    mutating func finishInterruptedFinalization() throws(DownloadError) -> Bool {
         guard let destination = record.destinationPath, let partPath = record.partPath,
             let total = record.transfer.totalBytes
-        else { return nil }
+        else { return false }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))
-            return URL(fileURLWithPath: destination, isDirectory: false)
+            return true
         }
         if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
-            return URL(fileURLWithPath: destination, isDirectory: false)
+            return true
         }
         // Neither is as it was left: start again.
         record.transfer.finalizing = false
         record.transfer.hasPartData = false
         try environment.store.saveTransfer(record)
-        return nil
+        return false
     }
 }

@@ -10,14 +10,15 @@ import NIOCore
 struct DownloadJob {
     /// How a run of the job ended.
     enum Outcome: Sendable {
-        case completed(DownloadRecord, file: URL)
+        /// Its file is at the record's destination.
+        case completed(DownloadRecord)
         case failed(DownloadRecord, DownloadError)
         /// Cancelled (pause, remove, shutdown); the partial data is checkpointed.
         case stopped(DownloadRecord)
 
         var record: DownloadRecord {
             switch self {
-            case .completed(let record, _), .failed(let record, _), .stopped(let record): record
+            case .completed(let record), .failed(let record, _), .stopped(let record): record
             }
         }
     }
@@ -25,10 +26,8 @@ struct DownloadJob {
     typealias AttemptResult = TransferMachine.AttemptResult
 
     /// The name a directory download got is taken by a file that ``ExistingFilePolicy/keep`` keeps: the download
-    /// completes with it.
-    struct KeptExistingFile: Error {
-        var file: URL
-    }
+    /// completes with it (the record names it).
+    struct KeptExistingFile: Error {}
 
     var record: DownloadRecord
     let state: TransferState
@@ -74,6 +73,9 @@ struct DownloadJob {
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             startingWith: 0)
         stopwatch = Stopwatch(environment.settings.clock)
+        var logger = environment.settings.logger
+        logger[metadataKey: "download"] = "\(record.downloadID)"
+        self.logger = logger
         monitorLauncher = MonitorLauncher(
             JobMonitor(id: record.downloadID, state: state, environment: environment, retrier: retrier),
             after: environment.settings.progressInterval)
@@ -81,11 +83,8 @@ struct DownloadJob {
 
     var id: DownloadID { record.downloadID }
     var settings: EngineSettings { environment.settings }
-    var logger: Logger {
-        var logger = settings.logger
-        logger[metadataKey: "download"] = "\(id)"
-        return logger
-    }
+    /// The engine's logger, tagged with the download (made once: tagging copies the handler's metadata).
+    let logger: Logger
 
     // MARK: - Run
 
@@ -124,7 +123,7 @@ struct DownloadJob {
             final.transfer.segments = refreshed.transfer.segments
         }
         switch outcome {
-        case .completed(_, let file): return .completed(final, file: file)
+        case .completed: return .completed(final)
         case .failed(_, let error): return .failed(final, error)
         case .stopped: return .stopped(final)
         }
@@ -133,7 +132,7 @@ struct DownloadJob {
     /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended.
     mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
         do {
-            if let file = try await prepare() { return .completed(record, file: file) }
+            if try await prepare() { return .completed(record) }
         } catch {
             return .failed(record, error)
         }
@@ -153,8 +152,8 @@ struct DownloadJob {
                 }
                 do {
                     machine.attemptEnded(try await attempt(verifyingOverlap: verifyingOverlap), missing: missingBytes)
-                } catch let kept as KeptExistingFile {
-                    return .completed(record, file: kept.file)
+                } catch is KeptExistingFile {
+                    return .completed(record)
                 } catch let verdict as Retrier.GaveUp {
                     // A connection of this download spent the shared budget.
                     machine.gaveUp(verdict.error)
@@ -177,8 +176,8 @@ struct DownloadJob {
                 do {
                     if let failure = state.failure { throw failure }
                     // The record is taken once `finish` has made it `completed`, so the manager need not write it again.
-                    let file = try await finish(follower: follower)
-                    return .completed(record, file: file)
+                    try await finish(follower: follower)
+                    return .completed(record)
                 } catch {
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
                 }
@@ -205,9 +204,9 @@ struct DownloadJob {
         let overlap = verifyingOverlap ? min(written, settings.resumeOverlap) : 0
         let request = RangeRequest(start: written - overlap, overlap: overlap)
         let bounded = rangesUsable && connectionsAllowed > 1
-        let response = try await send(request, bounded: bounded)
+        let (response, finalURL) = try await send(request, bounded: bounded)
         let head = ResponseHead(response, now: Date())
-        if let kept = try keptAsNotNewer(head) { throw KeptExistingFile(file: kept) }
+        if try keptAsNotNewer(head) { throw KeptExistingFile() }
         let decision = ResponseEvaluator.evaluate(
             head, request: request, recorded: record.transfer.validator, url: record.url,
             policy: record.options.onResourceChange)
@@ -222,7 +221,7 @@ struct DownloadJob {
                 // Nothing on disk and nothing to fetch: an empty file (`416 bytes */0`).
                 var validator = head.validator
                 validator.totalBytes = total
-                try await beginPartData(validator, head: head, url: response.url)
+                try await beginPartData(validator, head: head, url: finalURL)
             }
             record.transfer.totalBytes = total
             state.update { $0.total = total }
@@ -237,12 +236,10 @@ struct DownloadJob {
                 try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
                 try rewind(to: 0, because: restart)
             }
-            // AsyncHTTPClient parses the response's URL from text each time it is asked: once here.
-            let finalURL = response.url
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
             }
-            record.transfer.finalURL = finalURL?.absoluteString ?? record.url
+            record.transfer.finalURL = finalURL.absoluteString
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total
@@ -304,10 +301,11 @@ struct DownloadJob {
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
     /// bounded range (`bounded`): once the size is known the file is split, and an open range would run past the
     /// first part and be cut (its bytes in flight wasted).
+    /// Requests `request`'s range of the current URL; returns the final response and the URL it came from.
     mutating func send(
         _ request: RangeRequest, bounded: Bool, decoding: Bool = false
     ) async throws
-        -> HTTPClientResponse
+        -> (response: HTTPClientResponse, url: URL)
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
         state.update { $0.activeConnections = 1 }
@@ -343,18 +341,26 @@ struct DownloadJob {
         let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
         let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
         let policy = record.options.existingFile
-        let named = (directory.path as NSString).appendingPathComponent(name)
+        // Read once: a file URL's `path` is worked out again on every read.
+        let directoryPath = directory.path
         // Only these policies care what is there already; otherwise the reservation picks a free name.
-        if policy == .keep || policy == .replaceIfNewer, case .regularFile(let size) = FileSystem.entry(at: named) {
-            if policy == .keep { throw KeptExistingFile(file: keepExisting(named, size: size)) }
+        if policy == .keep || policy == .replaceIfNewer,
+            case let named = (directoryPath as NSString).appendingPathComponent(name),
+            case .regularFile(let size) = FileSystem.entry(at: named)
+        {
+            if policy == .keep {
+                keepExisting(named, size: size)
+                throw KeptExistingFile()
+            }
             if policy == .replaceIfNewer, let modified = FileSystem.modificationDate(of: named),
                 !Self.isNewer(head.lastModified, than: modified)
             {
-                throw KeptExistingFile(file: keepExisting(named, size: size))
+                keepExisting(named, size: size)
+                throw KeptExistingFile()
             }
         }
         record.destinationPath = try await environment.reserveDestination(
-            id, directory.path, name, policy == .replace || policy == .replaceIfNewer, journal)
+            id, directoryPath, name, policy == .replace || policy == .replaceIfNewer, journal)
         return true
     }
 
@@ -382,14 +388,16 @@ struct DownloadJob {
         }
     }
 
-    /// For ``ExistingFilePolicy/replaceIfNewer`` with a file at the destination: the file, when the answer says the
-    /// server's copy is not newer (`304`, or a `Last-Modified` not after the file's time); nil to go on.
-    mutating func keptAsNotNewer(_ head: ResponseHead) throws(DownloadError) -> URL? {
+    /// For ``ExistingFilePolicy/replaceIfNewer`` with a file at the destination: keeps the file, and returns true,
+    /// when the answer says the server's copy is not newer (`304`, or a `Last-Modified` not after the file's time);
+    /// false to go on.
+    mutating func keptAsNotNewer(_ head: ResponseHead) throws(DownloadError) -> Bool {
         guard let existingModified, let destination = record.destinationPath,
             case .regularFile(let size) = FileSystem.entry(at: destination)
-        else { return nil }
-        guard head.status == 304 || !Self.isNewer(head.lastModified, than: existingModified) else { return nil }
-        return keepExisting(destination, size: size)
+        else { return false }
+        guard head.status == 304 || !Self.isNewer(head.lastModified, than: existingModified) else { return false }
+        keepExisting(destination, size: size)
+        return true
     }
 
     /// Whether `lastModified` (an HTTP date) is after `date`, to the second; a missing or unreadable one counts as
@@ -554,9 +562,9 @@ struct DownloadJob {
 
     // MARK: - Finishing
 
-    /// Verifies, syncs and renames the complete part file (or writes the held body) into place; returns the
+    /// Verifies, syncs and renames the complete part file (or writes the held body) into place at the record's
     /// destination.
-    mutating func finish(follower: Task<String, any Error>?) async throws -> URL {
+    mutating func finish(follower: Task<String, any Error>?) async throws {
         guard let partPath = record.partPath, let destination = record.destinationPath,
             held != nil || state.current.file != nil
         else { throw DownloadError.internalError("download \(id) finished without a part file") }
@@ -598,14 +606,13 @@ struct DownloadJob {
             .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
         file.close()
         state.update { $0.file = nil }
-        return URL(fileURLWithPath: destination, isDirectory: false)
     }
 
     /// Hands a held body to the finishing group: its record (destination, validators, no synced bytes) is committed
     /// there before its part file is written, synced and renamed.
     private mutating func finishHeld(
         _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
-    ) async throws -> URL {
+    ) async throws {
         self.held = nil
         record.transfer.totalBytes = total
         record.transfer.hasPartData = true
@@ -628,7 +635,6 @@ struct DownloadJob {
             }
             throw error
         }
-        return URL(fileURLWithPath: destination, isDirectory: false)
     }
 
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.

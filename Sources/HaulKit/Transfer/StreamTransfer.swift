@@ -53,7 +53,7 @@ struct StreamTransfer: Sendable {
                 let overlap = Int64(min(Int64(Self.overlap), delivered))
                 // A decoded body has no byte ranges: it is fetched whole and the delivered bytes are skipped.
                 let request = RangeRequest(start: decoding ? 0 : delivered - overlap, overlap: decoding ? 0 : overlap)
-                let response = try await session.get(
+                let (response, finalURL) = try await session.get(
                     url.absoluteString, profile: profile,
                     range: request.start > 0 ? "bytes=\(request.start)-" : nil,
                     ifRange: request.start > 0 ? validator?.ifRange : nil, decoding: decoding, logger: settings.logger)
@@ -85,7 +85,7 @@ struct StreamTransfer: Sendable {
                     skip = offset == 0 ? max(0, delivered - overlap) : 0
                     compare = Int(overlap)
                 case .alreadyComplete:
-                    return remoteFile(head: head, response: response, validator: validator)
+                    return remoteFile(head: head, finalURL: finalURL, validator: validator)
                 case .refetchFromStart(let reason, let detail):
                     guard delivered > 0 else { throw DownloadError.restart(reason, detail: detail) }
                     throw DownloadError.resourceChanged(
@@ -133,7 +133,7 @@ struct StreamTransfer: Sendable {
                     throw ConsumerFailed(
                         error: DownloadError.streamChecksumMismatch(expected: expected, actual: actual))
                 }
-                return remoteFile(head: head, response: response, validator: validator)
+                return remoteFile(head: head, finalURL: finalURL, validator: validator)
             } catch is CancellationError {
                 throw CancellationError()
             } catch let stopped as ConsumerFailed {
@@ -159,13 +159,8 @@ struct StreamTransfer: Sendable {
         var error: any Error
     }
 
-    private func remoteFile(
-        head: ResponseHead, response: HTTPClientResponse, validator: ResourceValidator?
-    )
-        -> RemoteFile
-    {
-        let finalURL = response.url ?? url
-        return RemoteFile(
+    private func remoteFile(head: ResponseHead, finalURL: URL, validator: ResourceValidator?) -> RemoteFile {
+        RemoteFile(
             url: url, finalURL: finalURL, status: head.status, size: validator?.totalBytes,
             acceptsRanges: head.status == 206, etag: validator?.etag, lastModified: validator?.lastModified,
             suggestedName: FileNamer.name(contentDisposition: head.contentDisposition, url: finalURL))

@@ -12,14 +12,16 @@ struct HTTPSession: Sendable {
     let authenticator = Authenticator()
 
     /// Sends `GET url` with `profile`'s headers and the range, follows up to ``HTTPTransport/maximumRedirects``
-    /// redirects and answers authentication challenges; returns once the final response head has arrived (its
-    /// `url` is where it came from). A `401` that cannot be answered, or whose answer was refused, is returned.
+    /// redirects and answers authentication challenges; returns once the final response head has arrived, with the
+    /// URL it came from (parsed once here: AsyncHTTPClient's `response.url` parses its text on every read). A `401`
+    /// that cannot be answered, or whose answer was refused, is returned.
     /// Credentials and custom headers go to `home`'s origin (default: `url`'s) unless the profile trusts others.
     func get(
         _ url: String, home homeURL: String? = nil, profile: RequestProfile, range: String? = nil,
         ifRange: String? = nil, decoding: Bool = false, logger: Logger
-    ) async throws -> HTTPClientResponse {
-        guard var current = URL(string: url), current.host != nil else {
+    ) async throws -> (response: HTTPClientResponse, url: URL) {
+        // A plain URL's host is found in its bytes (Foundation's `host` percent-decodes a copy).
+        guard var current = URL(string: url), URLHost.plain(url) != nil || current.host != nil else {
             throw DownloadError.invalidURL(url, reason: "it is not an absolute URL")
         }
         // nil while the request is still at `url` and no other home was named: `url` is trusted without working
@@ -29,7 +31,6 @@ struct HTTPSession: Sendable {
         var redirects = 0
         var challengesAnswered = 0
         while true {
-            let host = current.host ?? ""
             let trusted =
                 profile.redirects.trustsOtherOrigins || home.map { Authenticator.origin(of: current) == $0 } ?? true
             var headers = profile.fields(range: range, ifRange: ifRange, trusted: trusted)
@@ -37,7 +38,8 @@ struct HTTPSession: Sendable {
             let credentials =
                 userAuthorizes
                 ? nil
-                : (trusted ? profile.credentials : nil) ?? netrc?.credentials(for: host, includingDefault: trusted)
+                : (trusted ? profile.credentials : nil)
+                    ?? netrc?.credentials(for: current.host ?? "", includingDefault: trusted)
             var sentAuthorization = false
             if let credentials, let value = authenticator.authorization(for: current, credentials: credentials) {
                 headers.append(("Authorization", value))
@@ -94,7 +96,7 @@ struct HTTPSession: Sendable {
             }
 
             guard [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location")
-            else { return response }
+            else { return (response, current) }
             guard let target = URL(string: location, relativeTo: current)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
             else {

@@ -90,6 +90,33 @@ struct DownloadBasicsTests {
         await harness.shutdown()
     }
 
+    @Test("an added event's snapshot has the URL the manager answers with later: absolute, without credentials")
+    func addedSnapshotURL() async throws {
+        let harness = try await Harness.make()
+        let plain = harness.origin.serve("/plain.bin", size: 1000)
+        let relative = try #require(URL(string: "relative.bin?x=1", relativeTo: plain))
+        var components = try #require(URLComponents(url: plain, resolvingAgainstBaseURL: false))
+        components.user = "ann"
+        components.password = "secret"
+        let withCredentials = try #require(components.url)
+        let added = Mutex<[DownloadID: URL]>([:])
+        let observation = await harness.manager.observeEvents { event in
+            if case .added(let snapshot) = event.change { added.withLock { $0[event.id] = snapshot.url } }
+        }
+        let ids = try await harness.manager.add(
+            contentsOf: [plain, relative, withCredentials].map { ($0, nil, DownloadOptions()) }, paused: true)
+        observation.cancel()
+        let seen = added.withLock { $0 }
+        for id in ids {
+            let later = try #require(await harness.manager.snapshot(id)).url
+            #expect(seen[id] == later, "\(id)")
+            #expect(seen[id]?.baseURL == nil, "\(id)")
+        }
+        #expect(seen[ids[1]]?.absoluteString == relative.absoluteString)
+        #expect(seen[ids[2]]?.user == nil)
+        await harness.shutdown()
+    }
+
     @Test("an event handler sees every download's events as a stream does, and none once cancelled")
     func observesEvents() async throws {
         let harness = try await Harness.make()
