@@ -24,7 +24,7 @@ final class FinishingQueue: Sendable {
             /// A complete body, not on disk yet. `fresh`: its name was reserved now, so nothing is at its part path
             /// (it goes to an unnamed file, or its part file is created exclusively); otherwise a leftover at the
             /// part path (never trusted) is emptied and used.
-            case held(ByteBuffer, fresh: Bool)
+            case held([ByteBuffer], fresh: Bool)
         }
 
         let contents: Contents

@@ -139,6 +139,15 @@ final class PartFile: Sendable {
         return Int64(info.st_size)
     }
 
+    /// Writes the readable bytes of `chunks`, one after another, from `offset`.
+    func write(_ chunks: [ByteBuffer], at offset: Int64) throws(DownloadError) {
+        var position = offset
+        for chunk in chunks {
+            try write(chunk, at: position)
+            position += Int64(chunk.readableBytes)
+        }
+    }
+
     /// Writes all readable bytes of `buffer` at `offset`.
     func write(_ buffer: ByteBuffer, at offset: Int64) throws(DownloadError) {
         let result: Int32 = buffer.withUnsafeReadableBytes { raw in

@@ -503,7 +503,7 @@ struct DownloadJob {
         _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?
     ) async throws -> AttemptResult {
         guard let total = validator.totalBytes else { throw DownloadError.internalError("a held body needs its size") }
-        let bytes = HeldBody(capacity: Int(total))
+        let bytes = HeldBody()
         let state = state
         let ending: BodyWriter.Ending
         do {
@@ -538,12 +538,12 @@ struct DownloadJob {
     /// that was cut, stopped or failed continues from those bytes as if they had gone there all along. If that
     /// fails, the download starts again from byte 0.
     mutating func spill(_ bytes: HeldBody, validator: ResourceValidator, fresh: Bool) async {
-        let contents = bytes.contents
-        guard contents.readableBytes > 0 else { return }
+        let chunks = bytes.chunks
+        let count = Int64(chunks.reduce(0) { $0 + $1.readableBytes })
+        guard count > 0 else { return }
         do {
             try await createPartFile(validator, fresh: fresh)
-            try state.current.file?.write(contents, at: 0)
-            let count = Int64(contents.readableBytes)
+            try state.current.file?.write(chunks, at: 0)
             state.update {
                 $0.written = count
                 $0.received = count
@@ -623,7 +623,7 @@ struct DownloadJob {
         do {
             try await environment.finishing.finish(
                 .init(
-                    contents: .held(held.body.contents, fresh: held.fresh), record: record, partPath: partPath,
+                    contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
                     destination: destination))
         } catch {
             // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.

@@ -44,7 +44,9 @@ struct FinishingQueueTests {
         record.transfer.totalBytes = Int64(size)
         record.state = .completed
         record.completedAt = now
-        let body = ByteBuffer(bytes: TestContent.bytes(0..<size))
+        // In three buffers, as a body arrives: each is written after the one before.
+        let cuts = [0, size / 3, size / 2, size]
+        let body = (0..<3).map { ByteBuffer(bytes: TestContent.bytes(cuts[$0]..<cuts[$0 + 1])) }
         return .init(
             contents: .held(body, fresh: fresh), record: record, partPath: destination + partFileSuffix,
             destination: destination)

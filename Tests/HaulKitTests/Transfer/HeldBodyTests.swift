@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestSupport
+import NIOCore
 import Testing
 
 @testable import HaulKit
@@ -7,6 +8,35 @@ import Testing
 @Suite("Small files held in memory")
 struct HeldBodyTests {
     static let size = 200_000
+
+    @Test("the buffers a body arrives in are kept as they are, unless their storage is much larger than their bytes")
+    func keepsBuffers() throws {
+        let body = HeldBody()
+        let bytes = TestContent.bytes(0..<30_000)
+        let first = ByteBuffer(bytes: bytes[0..<16_384])
+        // 1,000 bytes read into a 64 KiB buffer: copied, so the 64 KiB are not kept for them.
+        var roomy = ByteBufferAllocator().buffer(capacity: 65_536)
+        roomy.writeBytes(bytes[16_384..<17_384])
+        let last = ByteBuffer(bytes: bytes[17_384..<30_000])
+        try body.write(first, at: 0)
+        try body.write(roomy, at: 16_384)
+        try body.write(ByteBuffer(), at: 17_384)
+        try body.write(last, at: 17_384)
+        #expect(throws: DownloadError.self) { try body.write(last, at: 17_384) }
+
+        let chunks = body.chunks
+        #expect(chunks.count == 3 && body.count == 30_000)
+        #expect(chunks[0].storageCapacity == first.storageCapacity)
+        #expect(chunks[1].storageCapacity < 4096 && chunks[1].readableBytesView.elementsEqual(bytes[16_384..<17_384]))
+        #expect(chunks.flatMap { Array($0.readableBytesView) } == bytes)
+
+        var read: [UInt8] = [1, 2, 3]
+        #expect(try body.read(into: &read, count: 2_000, at: 16_000) == 2_000)
+        #expect(read == Array(bytes[16_000..<18_000]))
+        #expect(try body.read(into: &read, count: 5_000, at: 29_000) == 1_000)
+        #expect(read == Array(bytes[29_000..<30_000]))
+        #expect(try body.read(into: &read, count: 10, at: 30_000) == 0 && read.isEmpty)
+    }
 
     @Test("a small file is held until it is complete: no part file and nothing committed while it arrives")
     func heldUntilComplete() async throws {
