@@ -34,7 +34,7 @@ extension DownloadManager {
         var results: [DownloadID?] = []
         var fresh: [DownloadRecord] = []
         var freshPositions: [Int] = []
-        /// The fresh records' URLs as given (without credentials): their snapshots need not parse the text again.
+        // The fresh records' URLs as given (without credentials): their snapshots need not parse the text again.
         var freshURLs: [URL] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
