@@ -538,12 +538,11 @@ struct DownloadJob {
     /// that was cut, stopped or failed continues from those bytes as if they had gone there all along. If that
     /// fails, the download starts again from byte 0.
     mutating func spill(_ bytes: HeldBody, validator: ResourceValidator, fresh: Bool) async {
-        let chunks = bytes.chunks
-        let count = Int64(chunks.reduce(0) { $0 + $1.readableBytes })
+        let count = Int64(bytes.count)
         guard count > 0 else { return }
         do {
             try await createPartFile(validator, fresh: fresh)
-            try state.current.file?.write(chunks, at: 0)
+            try state.current.file?.write(bytes.chunks, at: 0)
             state.update {
                 $0.written = count
                 $0.received = count
