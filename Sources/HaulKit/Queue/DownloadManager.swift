@@ -58,6 +58,21 @@ public actor DownloadManager {
     var watcher: ChangeWatcher
     var watcherTask: Task<Void, Never>?
 
+    /// What every job is given: made on the first start, then shared (one per job was an object and four closures).
+    lazy var jobEnvironment = JobEnvironment(
+        session: session, store: store, events: hub, settings: engineSettings, globalLimiter: globalLimiter,
+        widenClaim: { [store, limit = configuration.maxConnectionsPerHost] id, host, wanted in
+            store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
+        },
+        urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
+        finishingStarts: { [weak self] id, heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
+        slotNeeded: { [weak self] id in await self?.jobNeedsSlot(id) },
+        reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
+            guard let self else { throw .internalError("the manager is gone") }
+            return try await self.reserveDestination(
+                for: id, in: directory, name: name, replacing: replacing, journal: journal)
+        })
+
     struct RunningJob {
         let task: Task<Void, Never>
         let state: TransferState
@@ -279,23 +294,11 @@ public actor DownloadManager {
 
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
-        let environment = JobEnvironment(
-            session: session, store: store, events: hub, settings: engineSettings,
-            globalLimiter: globalLimiter,
-            hostLimiter: host.isEmpty ? nil : hostLimiter(host),
-            widenClaim: { [store, limit = configuration.maxConnectionsPerHost] wanted in
-                store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
-            },
-            urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
-            finishingStarts: { [weak self] heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
-            slotNeeded: { [weak self] in await self?.jobNeedsSlot(id) },
-            reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
-                guard let self else { throw .internalError("the manager is gone") }
-                return try await self.reserveDestination(
-                    for: id, in: directory, name: name, replacing: replacing, journal: journal)
-            })
-        let task = Task { [record] in
-            var job = DownloadJob(record: record, state: state, limiter: limiter, environment: environment)
+        let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
+        let task = Task { [record, environment = jobEnvironment] in
+            var job = DownloadJob(
+                record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
+                environment: environment)
             let outcome = await job.run()
             self.jobEnded(id, outcome)
         }

@@ -26,7 +26,11 @@ enum FileNamer {
     /// The last non-empty path segment of `url`, percent-decoded.
     static func lastPathSegment(of url: URL) -> String? {
         let path = url.path(percentEncoded: true)
-        guard let segment = path.split(separator: "/").last else { return nil }
+        // The last run of bytes between slashes, found from the end (no array of all the segments).
+        let bytes = path.utf8
+        guard let last = bytes.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return nil }
+        let start = bytes[..<last].lastIndex(of: UInt8(ascii: "/")).map(bytes.index(after:)) ?? bytes.startIndex
+        let segment = path[start...last]
         // Nothing to decode in most names.
         guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
         guard let bytes = ContentDisposition.percentDecodedBytes(segment) else { return String(segment) }

@@ -14,7 +14,8 @@ extension DownloadJob {
     mutating func grantedConnections() -> Int {
         if let connectionGrant { return connectionGrant }
         let granted =
-            connectionsAllowed > 1 ? max(1, min(connectionsAllowed, environment.widenClaim(connectionsAllowed))) : 1
+            connectionsAllowed > 1
+            ? max(1, min(connectionsAllowed, environment.widenClaim(id, host, connectionsAllowed))) : 1
         connectionGrant = granted
         return granted
     }

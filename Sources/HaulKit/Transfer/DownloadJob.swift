@@ -32,6 +32,10 @@ struct DownloadJob {
     var record: DownloadRecord
     let state: TransferState
     let limiter: RateLimiter
+    /// The limiter of the download's host (unlimited unless a limit is set); nil without a host.
+    let hostLimiter: RateLimiter?
+    /// The host its connections count against (the manager's key for it).
+    let host: String
     let environment: JobEnvironment
     var rangesUsable = true
     /// False once a `200` replaced a multi-connection plan: the rest of the run uses one connection.
@@ -62,10 +66,15 @@ struct DownloadJob {
     /// Whether it offered its slot to the next download to finish its file (it needs one again before it connects).
     var finishingStarted = false
 
-    init(record: DownloadRecord, state: TransferState, limiter: RateLimiter, environment: JobEnvironment) {
+    init(
+        record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
+        environment: JobEnvironment
+    ) {
         self.record = record
         self.state = state
         self.limiter = limiter
+        self.host = host
+        self.hostLimiter = hostLimiter
         self.environment = environment
         target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
         mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
@@ -143,7 +152,7 @@ struct DownloadJob {
             case .attempt(let verifyingOverlap):
                 if finishingStarted {
                     // Its finishing failed: it connects again only with a slot.
-                    await environment.slotNeeded()
+                    await environment.slotNeeded(id)
                     finishingStarted = false
                 }
                 if Task.isCancelled {
@@ -431,7 +440,7 @@ struct DownloadJob {
     func writer(_ sink: any BodySink) -> BodyWriter {
         BodyWriter(
             sink: sink, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
-            hostLimiter: environment.hostLimiter, settings: settings,
+            hostLimiter: hostLimiter, settings: settings,
             stopwatch: stopwatch, monitor: monitorLauncher)
     }
 
@@ -639,7 +648,7 @@ struct DownloadJob {
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
     /// `heldBytes`: the size of the body held in memory, nil for an open part file.
     private mutating func startFinishing(holding heldBytes: Int64?) async {
-        await environment.finishingStarts(heldBytes)
+        await environment.finishingStarts(id, heldBytes)
         finishingStarted = true
     }
 

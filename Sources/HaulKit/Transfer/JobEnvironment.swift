@@ -1,28 +1,27 @@
-/// Everything a job needs from its manager. A class: the job and its helpers each keep it, and a copy of a struct
-/// this size is a retain of every field.
+/// Everything a job needs from its manager. One per manager, shared by all its jobs (what differs per download, the
+/// job holds itself). A class: the job and its helpers each keep it, and a copy of a struct this size is a retain of
+/// every field.
 final class JobEnvironment: Sendable {
     let session: HTTPSession
     let store: DownloadStore
     let events: EventHub
     let settings: EngineSettings
     let globalLimiter: RateLimiter
-    /// The limiter of the download's host (unlimited unless a limit is set).
-    let hostLimiter: RateLimiter?
-    /// Asks for `wanted` connections to the download's host (its claim holds one): returns how many it may open,
-    /// its share of the per-host limit (which a shared queue holds across its workers).
-    let widenClaim: @Sendable (_ wanted: Int) -> Int
+    /// Asks for `wanted` connections to `host` for download `id` (its claim holds one): returns how many it may
+    /// open, its share of the per-host limit (which a shared queue holds across its workers).
+    let widenClaim: @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) -> Int
     /// Asked for a fresh URL when one expires; nil fails the download instead.
     let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.
     let finishing: FinishingQueue
     /// Writes the record a new part file needs first, together with other jobs' at the same moment.
     let recorder: TransferRecorder
-    /// Gives the job's slot to the next queued download while its complete file is finished (it holds no connection
-    /// then); the manager may keep it in the slot (see ``DownloadLifecycle/finishingStarted(_:holding:)``).
+    /// Gives the slot of download `id` to the next queued download while its complete file is finished (it holds
+    /// no connection then); the manager may keep it in the slot (see ``DownloadLifecycle/finishingStarted(_:holding:)``).
     /// `heldBytes`: the size of its body held in memory, nil for an open part file.
-    let finishingStarts: @Sendable (_ heldBytes: Int64?) async -> Void
-    /// Returns once the job has a slot again, before it connects after its finishing failed.
-    let slotNeeded: @Sendable () async -> Void
+    let finishingStarts: @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void
+    /// Returns once download `id` has a slot again, before it connects after its finishing failed.
+    let slotNeeded: @Sendable (_ id: DownloadID) async -> Void
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free. `journal`: the download may
     /// keep a segment journal beside its part file (see ``DestinationReservations``).
@@ -32,10 +31,11 @@ final class JobEnvironment: Sendable {
 
     init(
         session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,
-        globalLimiter: RateLimiter, hostLimiter: RateLimiter?, widenClaim: @escaping @Sendable (_ wanted: Int) -> Int,
+        globalLimiter: RateLimiter,
+        widenClaim: @escaping @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) -> Int,
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
-        finishingStarts: @escaping @Sendable (_ heldBytes: Int64?) async -> Void,
-        slotNeeded: @escaping @Sendable () async -> Void,
+        finishingStarts: @escaping @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void,
+        slotNeeded: @escaping @Sendable (_ id: DownloadID) async -> Void,
         reserveDestination:
             @escaping @Sendable (
                 _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool
@@ -47,7 +47,6 @@ final class JobEnvironment: Sendable {
         self.events = events
         self.settings = settings
         self.globalLimiter = globalLimiter
-        self.hostLimiter = hostLimiter
         self.widenClaim = widenClaim
         self.urlProvider = urlProvider
         self.finishing = finishing

@@ -119,6 +119,10 @@ struct HeaderParsingTests {
             ("http://h/a/b.tar.gz;v=1?q=/x.bin", nil, "b.tar.gz;v=1"),
             ("http://user:pw@h:8080/files//.profile", nil, "profile"),
             ("http://h/dir/%E2%82%AC.txt", nil, "\u{20AC}.txt"),
+            ("http://h/a/dir///", nil, "dir"),
+            ("http://h///", nil, "index.html"),
+            ("http://h/only", nil, "only"),
+            ("http://h/\u{00E9}t\u{00E9}/r\u{00E9}sum\u{00E9}.pdf", nil, "r\u{00E9}sum\u{00E9}.pdf"),
         ] as [(String, String?, String)])
     func names(_ url: String, _ disposition: String?, _ expected: String) {
         #expect(FileNamer.name(contentDisposition: disposition, url: URL(string: url)!) == expected)
