@@ -110,6 +110,26 @@ extension DownloadManager {
         throw .internalError("the manager shut down before download \(id) ended")
     }
 
+    /// Waits until each of `ids` has ended (completed, failed or been removed; an unknown one has), the manager shuts
+    /// down, or the task is cancelled. For many downloads, cheaper than ``wait(for:)`` for each: one subscription
+    /// follows them all, and no file URL is made for each. Ask ``snapshots(of:)`` or ``states(of:)`` how they ended.
+    public func waitUntilEnded(_ ids: [DownloadID]) async {
+        var pending = Set<DownloadID>()
+        for id in ids {
+            // Added by another process since the last look at the database.
+            if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
+            guard let state = records[id]?.state, state != .completed, state != .failed else { continue }
+            pending.insert(id)
+        }
+        guard !pending.isEmpty else { return }
+        // Subscribed in the same actor turn as the look above: status events are sent from this actor, so none is
+        // missed.
+        let waiter = DownloadEndWaiter(pending: pending)
+        let token = hub.subscribe(handler: waiter.receive, ended: waiter.end)
+        await waiter.wait()
+        hub.unsubscribe(token)
+    }
+
     /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.
     ///
     /// `progress` receives (bytes received, bytes expected or nil, fraction or nil) a few times a second;

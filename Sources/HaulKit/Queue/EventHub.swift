@@ -7,7 +7,8 @@ final class EventHub: Sendable {
     /// Where a subscriber's events go.
     private enum Delivery {
         case stream(AsyncStream<DownloadEvent>.Continuation)
-        case handler(@Sendable (DownloadEvent) -> Void)
+        /// `ended`: called once if the hub finishes while it is subscribed.
+        case handler(@Sendable (DownloadEvent) -> Void, ended: (@Sendable () -> Void)?)
     }
 
     private struct Subscriber {
@@ -20,6 +21,8 @@ final class EventHub: Sendable {
         /// The next subscriber's token: a counter, not a `UUID` (which reads `/dev/urandom` on Linux, three system
         /// calls for every download `haul get` follows).
         var nextToken = 0
+        /// Set by ``finishAll()``: a later subscriber is ended at once.
+        var finished = false
     }
 
     private let subscribers = Mutex(Subscribers())
@@ -27,24 +30,35 @@ final class EventHub: Sendable {
     static let bufferSize = 4096
 
     /// A stream of every event, or only those of `download`; the per-download stream ends with the download
-    /// (completed, failed or removed).
+    /// (completed, failed or removed). Every stream ends when the hub finishes (at once, if it has).
     func subscribe(to download: DownloadID? = nil) -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: DownloadEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
-        let token = add(Subscriber(download: download, delivery: .stream(continuation)))
+        guard let token = add(Subscriber(download: download, delivery: .stream(continuation))) else {
+            continuation.finish()
+            return stream
+        }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(token) }
         return stream
     }
 
     /// Calls `handler` with every event from now on, on the yielding task, until ``unsubscribe(_:)`` or
-    /// ``finishAll()``; returns the token that ends it.
-    func subscribe(handler: @escaping @Sendable (DownloadEvent) -> Void) -> Int {
-        add(Subscriber(download: nil, delivery: .handler(handler)))
+    /// ``finishAll()``, which calls `ended` (at once, if the hub has finished); returns the token that ends it.
+    @discardableResult
+    func subscribe(
+        handler: @escaping @Sendable (DownloadEvent) -> Void, ended: (@Sendable () -> Void)? = nil
+    ) -> Int {
+        guard let token = add(Subscriber(download: nil, delivery: .handler(handler, ended: ended))) else {
+            ended?()
+            return -1
+        }
+        return token
     }
 
-    /// Adds `subscriber` under the next token and returns the token.
-    private func add(_ subscriber: Subscriber) -> Int {
+    /// Adds `subscriber` under the next token and returns the token; nil once the hub has finished.
+    private func add(_ subscriber: Subscriber) -> Int? {
         subscribers.withLock { subscribers in
+            guard !subscribers.finished else { return nil }
             defer { subscribers.nextToken += 1 }
             subscribers.all[subscribers.nextToken] = subscriber
             return subscribers.nextToken
@@ -61,8 +75,10 @@ final class EventHub: Sendable {
     func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {
         var event: DownloadEvent?
         var ends = false
-        let targets = subscribers.withLock { subscribers in
-            var targets: [(Delivery, Bool)] = []
+        // The first target kept apart: most events have one or two, and an array of one is an allocation per event.
+        var first: (delivery: Delivery, finishes: Bool)?
+        var others: [(delivery: Delivery, finishes: Bool)] = []
+        subscribers.withLock { subscribers in
             for (token, subscriber) in subscribers.all where subscriber.download == nil || subscriber.download == id {
                 if event == nil {
                     let made = change()
@@ -73,30 +89,41 @@ final class EventHub: Sendable {
                     }
                 }
                 let finishes = ends && subscriber.download == id
-                targets.append((subscriber.delivery, finishes))
+                if first == nil {
+                    first = (subscriber.delivery, finishes)
+                } else {
+                    others.append((subscriber.delivery, finishes))
+                }
                 if finishes { subscribers.all.removeValue(forKey: token) }
             }
-            return targets
         }
-        guard let event else { return }
-        for (delivery, finishes) in targets {
-            switch delivery {
-            case .stream(let continuation):
-                continuation.yield(event)
-                if finishes { continuation.finish() }
-            case .handler(let handler):
-                handler(event)
-            }
+        guard let event, let first else { return }
+        Self.deliver(event, to: first.delivery, finishing: first.finishes)
+        for other in others { Self.deliver(event, to: other.delivery, finishing: other.finishes) }
+    }
+
+    private static func deliver(_ event: DownloadEvent, to delivery: Delivery, finishing: Bool) {
+        switch delivery {
+        case .stream(let continuation):
+            continuation.yield(event)
+            if finishing { continuation.finish() }
+        case .handler(let handler, _):
+            handler(event)
         }
     }
 
+    /// Ends every subscription (streams finish, handlers' `ended` is called) and every later one at once.
     func finishAll() {
         let all = subscribers.withLock { subscribers in
+            subscribers.finished = true
             defer { subscribers.all.removeAll() }
             return Array(subscribers.all.values)
         }
         for subscriber in all {
-            if case .stream(let continuation) = subscriber.delivery { continuation.finish() }
+            switch subscriber.delivery {
+            case .stream(let continuation): continuation.finish()
+            case .handler(_, let ended): ended?()
+            }
         }
     }
 }

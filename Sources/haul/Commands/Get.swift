@@ -73,9 +73,7 @@ struct Get: AsyncParsableCommand {
             try await session.finish(adding: [error])
         }
         await session.show(ids)
-        for id in ids {
-            _ = try? await manager.wait(for: id)
-        }
+        await manager.waitUntilEnded(ids)
         try await session.finish()
     }
 }
