@@ -75,8 +75,10 @@ final class EventHub: Sendable {
     func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {
         var event: DownloadEvent?
         var ends = false
-        // The first target kept apart: most events have one or two, and an array of one is an allocation per event.
+        // The first two targets kept apart: most events have one or two (`haul get`: its display and its wait), and
+        // an array for them was an allocation per event.
         var first: (delivery: Delivery, finishes: Bool)?
+        var second: (delivery: Delivery, finishes: Bool)?
         var others: [(delivery: Delivery, finishes: Bool)] = []
         subscribers.withLock { subscribers in
             for (token, subscriber) in subscribers.all where subscriber.download == nil || subscriber.download == id {
@@ -91,14 +93,17 @@ final class EventHub: Sendable {
                 let finishes = ends && subscriber.download == id
                 if first == nil {
                     first = (subscriber.delivery, finishes)
+                } else if second == nil {
+                    second = (subscriber.delivery, finishes)
                 } else {
                     others.append((subscriber.delivery, finishes))
                 }
                 if finishes { subscribers.all.removeValue(forKey: token) }
             }
         }
-        guard let event, let first else { return }
-        Self.deliver(event, to: first.delivery, finishing: first.finishes)
+        guard let event else { return }
+        if let first { Self.deliver(event, to: first.delivery, finishing: first.finishes) }
+        if let second { Self.deliver(event, to: second.delivery, finishing: second.finishes) }
         for other in others { Self.deliver(event, to: other.delivery, finishing: other.finishes) }
     }
 

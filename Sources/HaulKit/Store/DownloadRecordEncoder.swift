@@ -96,6 +96,16 @@ struct DownloadRecordEncoder {
 
     /// `date` as GRDB stores it: `yyyy-MM-dd HH:mm:ss.SSS` in UTC, to the nearest millisecond (text order is time order).
     static func text(_ date: Date) -> String {
+        withText(date) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of ``text(_:)``, written on the stack (no allocation: the store binds three
+    /// dates for every record it writes).
+    static func withText<Result>(
+        _ date: Date, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result
+    ) rethrows
+        -> Result
+    {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let (days, dayMilliseconds) = milliseconds.floorDivided(by: 86_400_000)
         // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -109,35 +119,42 @@ struct DownloadRecordEncoder {
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         let seconds = dayMilliseconds / 1000
-        let fields: [(value: Int64, width: Int, then: UInt8?)] = [
-            (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: " ")),
-            (seconds / 3600, 2, UInt8(ascii: ":")), (seconds / 60 % 60, 2, UInt8(ascii: ":")),
-            (seconds % 60, 2, UInt8(ascii: ".")), (dayMilliseconds % 1000, 3, nil),
-        ]
         guard (0...9999).contains(year) else {
             // Outside four digits (never for a real download): as wide as it takes.
-            return fields.map { field in
+            let fields: [(value: Int64, width: Int, then: UInt8?)] = [
+                (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: " ")),
+                (seconds / 3600, 2, UInt8(ascii: ":")), (seconds / 60 % 60, 2, UInt8(ascii: ":")),
+                (seconds % 60, 2, UInt8(ascii: ".")), (dayMilliseconds % 1000, 3, nil),
+            ]
+            var text = fields.map { field in
                 let digits = String(field.value)
                 let padded = String(repeating: "0", count: max(0, field.width - digits.count)) + digits
                 return padded + (field.then.map { String(UnicodeScalar($0)) } ?? "")
             }.joined()
+            return try text.withUTF8(body)
         }
-        // Written as bytes into the string's own storage: one of these per record written.
-        return String(unsafeUninitializedCapacity: 23) { buffer in
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 23) { buffer in
             var index = 0
-            for field in fields {
-                var value = field.value
-                for position in stride(from: index + field.width - 1, through: index, by: -1) {
+            func put(_ value: Int64, width: Int, then: UInt8?) {
+                var value = value
+                for position in stride(from: index + width - 1, through: index, by: -1) {
                     buffer[position] = UInt8(truncatingIfNeeded: 48 + value % 10)
                     value /= 10
                 }
-                index += field.width
-                if let then = field.then {
+                index += width
+                if let then {
                     buffer[index] = then
                     index += 1
                 }
             }
-            return index
+            put(year, width: 4, then: UInt8(ascii: "-"))
+            put(month, width: 2, then: UInt8(ascii: "-"))
+            put(day, width: 2, then: UInt8(ascii: " "))
+            put(seconds / 3600, width: 2, then: UInt8(ascii: ":"))
+            put(seconds / 60 % 60, width: 2, then: UInt8(ascii: ":"))
+            put(seconds % 60, width: 2, then: UInt8(ascii: "."))
+            put(dayMilliseconds % 1000, width: 3, then: nil)
+            return try body(UnsafeBufferPointer(rebasing: buffer[..<index]))
         }
     }
 }

@@ -55,20 +55,22 @@ struct SQLiteStatementBinder {
         case .integer(let integer): sqlite3_bind_int64(handle, index, integer)
         case .boolean(let boolean): sqlite3_bind_int64(handle, index, boolean ? 1 : 0)
         case .text(let text): bind(text, at: index)
-        case .date(let date): bind(DownloadRecordEncoder.text(date), at: index)
+        case .date(let date): DownloadRecordEncoder.withText(date) { bind($0, at: index) }
         }
     }
 
     private func bind(_ text: String, at index: CInt) -> CInt {
         var text = text
-        return text.withUTF8 { bytes in
-            // An empty buffer may have no address, which SQLite would bind as NULL.
-            guard let address = bytes.baseAddress, !bytes.isEmpty else {
-                return sqlite3_bind_text(handle, index, "", 0, Self.transient)
-            }
-            return address.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(handle, index, $0, CInt(bytes.count), Self.transient)
-            }
+        return text.withUTF8 { bind($0, at: index) }
+    }
+
+    private func bind(_ bytes: UnsafeBufferPointer<UInt8>, at index: CInt) -> CInt {
+        // An empty buffer may have no address, which SQLite would bind as NULL.
+        guard let address = bytes.baseAddress, !bytes.isEmpty else {
+            return sqlite3_bind_text(handle, index, "", 0, Self.transient)
+        }
+        return address.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, index, $0, CInt(bytes.count), Self.transient)
         }
     }
 

@@ -350,8 +350,7 @@ struct DownloadJob {
         let url = url ?? URL(string: record.transfer.finalURL ?? record.url) ?? URL(string: record.url)!
         let name = FileNamer.name(contentDisposition: head.contentDisposition, url: url)
         let policy = record.options.existingFile
-        // Read once: a file URL's `path` is worked out again on every read.
-        let directoryPath = directory.path
+        let directoryPath = environment.path(of: directory)
         // Only these policies care what is there already; otherwise the reservation picks a free name.
         if policy == .keep || policy == .replaceIfNewer,
             case let named = (directoryPath as NSString).appendingPathComponent(name),

@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 /// Everything a job needs from its manager. One per manager, shared by all its jobs (what differs per download, the
 /// job holds itself). A class: the job and its helpers each keep it, and a copy of a struct this size is a retain of
 /// every field.
@@ -28,6 +31,18 @@ final class JobEnvironment: Sendable {
     let reserveDestination:
         @Sendable (_ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool)
             async throws(DownloadError) -> String
+
+    /// The directory whose path was asked for last, with its path (see ``path(of:)``).
+    private let lastDirectory = Mutex<(url: URL, path: String)?>(nil)
+
+    /// The path of `directory`. A file URL works its path out again on every read, and the downloads added together
+    /// share their directory: the last one asked for is kept.
+    func path(of directory: URL) -> String {
+        if let last = lastDirectory.withLock({ $0 }), last.url == directory { return last.path }
+        let path = directory.path
+        lastDirectory.withLock { $0 = (directory, path) }
+        return path
+    }
 
     init(
         session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,

@@ -151,6 +151,7 @@ final class HTTPTransport: Sendable {
         request.method = .GET
         // Bound to the family's wildcard address, a connection can only be of that family.
         request.localAddress = key.addressFamily?.wildcard
+        request.headers.reserveCapacity(headers.count)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let proxy = try key.proxy.flatMap { settings in
             try URL(string: url).flatMap(settings.proxy(for:)).map(ProxySettings.endpoint)

@@ -15,6 +15,8 @@ struct RequestProfile: Sendable {
     /// are trusted) only `User-Agent` and `Referer` of the user's go along.
     func fields(range: String?, ifRange: String?, trusted: Bool) -> [(String, String)] {
         var fields: [(String, String)] = []
+        // Room for all at once (growing one field at a time was three allocations per request).
+        fields.reserveCapacity(4 + custom.count)
         if !custom.contains(where: { $0.name.lowercased() == "user-agent" }) {
             fields.append(("User-Agent", userAgent))
         }

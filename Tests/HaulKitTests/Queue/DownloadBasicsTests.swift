@@ -250,4 +250,25 @@ struct DownloadBasicsTests {
         #expect(await harness.manager.snapshots().count == 1)
         await harness.shutdown()
     }
+
+    @Test("downloads into several directories, one after another and in turn, each land in their own")
+    func severalDirectories() async throws {
+        let harness = try await Harness.make()
+        let directories = ["a", "b", "c"].map { harness.directory.file($0) }
+        var expected: [DownloadID: (directory: URL, size: Int)] = [:]
+        // a, a, b, a, c, c, b: the same directory again, another, and back.
+        for (number, index) in [0, 0, 1, 0, 2, 2, 1].enumerated() {
+            let url = harness.origin.serve("/d\(number)/same.bin", size: 2000 + number)
+            let id = try await harness.manager.add(url, to: .directory(directories[index]))
+            expected[id] = (directories[index], 2000 + number)
+        }
+        await harness.manager.waitUntilEnded(Array(expected.keys))
+        for (id, (directory, size)) in expected {
+            let file = try #require(await harness.manager.snapshot(id)?.file)
+            #expect(file.deletingLastPathComponent().standardizedFileURL.path == directory.standardizedFileURL.path)
+            #expect(file.lastPathComponent.hasPrefix("same"))
+            expectContent(file, size: size)
+        }
+        await harness.shutdown()
+    }
 }
