@@ -31,15 +31,7 @@ struct WaitingTests {
 
     @Test("returns when the manager shuts down while a download still runs")
     func endsAtShutdown() async throws {
-        let harness = try await Harness.make()
-        harness.origin.setFaults {
-            $0.stallAfter = 1000
-            $0.stallDuration = .seconds(60)
-        }
-        let id = try await harness.manager.add(harness.origin.serve("/stalls.bin", size: 100_000))
-        try await harness.waitForProgress(id, atLeast: 1000)
-        let waiting = Task { await harness.manager.waitUntilEnded([id]) }
-        #expect(!(await ends(waiting, within: .milliseconds(200))))
+        let (harness, id, waiting) = try await waitingForStalledDownload()
 
         await harness.manager.shutdown()
 
@@ -52,6 +44,17 @@ struct WaitingTests {
 
     @Test("returns when the waiting task is cancelled; the download runs on")
     func endsWhenCancelled() async throws {
+        let (harness, id, waiting) = try await waitingForStalledDownload()
+
+        waiting.cancel()
+
+        #expect(await ends(waiting, within: .seconds(5)))
+        #expect(await harness.manager.state(of: id) == .running)
+        await harness.shutdown()
+    }
+
+    /// A manager whose one download stalls after 1,000 bytes, and a task waiting for it (checked still waiting).
+    private func waitingForStalledDownload() async throws -> (Harness, DownloadID, Task<Void, Never>) {
         let harness = try await Harness.make()
         harness.origin.setFaults {
             $0.stallAfter = 1000
@@ -61,12 +64,7 @@ struct WaitingTests {
         try await harness.waitForProgress(id, atLeast: 1000)
         let waiting = Task { await harness.manager.waitUntilEnded([id]) }
         #expect(!(await ends(waiting, within: .milliseconds(200))))
-
-        waiting.cancel()
-
-        #expect(await ends(waiting, within: .seconds(5)))
-        #expect(await harness.manager.state(of: id) == .running)
-        await harness.shutdown()
+        return (harness, id, waiting)
     }
 
     /// Whether `task` ends within `limit` (polled, so a task that never ends fails the check instead of hanging).
