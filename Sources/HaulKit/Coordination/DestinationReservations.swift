@@ -66,7 +66,7 @@ struct DestinationReservations {
         var candidate = name
         var number = 0
         while true {
-            let path = (directory as NSString).appendingPathComponent(candidate)
+            let path = FileSystem.child(candidate, of: directory)
             // The name and the files beside it (part file, journal) must all be free.
             let entry = { (suffix: String) in listed(candidate + suffix) ?? FileSystem.entry(at: path + suffix) }
             let taken =

@@ -96,6 +96,33 @@ enum FileSystem {
         _ = systemClose(fd)
     }
 
+    /// `name` in `directory`: Foundation's `appendingPathComponent`. A plain directory (not empty, no trailing or
+    /// doubled slash) and a plain name (not empty, no slash) are joined with one slash, without Foundation's
+    /// normalisation and bridging (three allocations for each name a reservation tries).
+    static func child(_ name: String, of directory: String) -> String {
+        let slash = UInt8(ascii: "/")
+        let plainName = !name.isEmpty && !name.utf8.contains(slash)
+        let plainDirectory =
+            plainName
+            && directory.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                guard let last = bytes.last, last != slash else { return false }
+                var previous: UInt8 = 0
+                for byte in bytes {
+                    if byte == slash && previous == slash { return false }
+                    previous = byte
+                }
+                return true
+            } == true
+        if plainDirectory {
+            var path = directory
+            path.reserveCapacity(directory.utf8.count + 1 + name.utf8.count)
+            path += "/"
+            path += name
+            return path
+        }
+        return (directory as NSString).appendingPathComponent(name)
+    }
+
     /// The directory part of a path.
     static func parent(of path: String) -> String {
         // A plain path (no trailing or doubled slash, not at the root) is cut at its last slash: Foundation's

@@ -33,6 +33,15 @@ struct DownloadRecordEncoder {
         try columns.map { try value($0, of: record) }
     }
 
+    /// The values of `columns` for `record`, in order, in `values`: emptied first, keeping its room, so that one array
+    /// serves every record a statement writes.
+    mutating func storeValues(
+        _ columns: [DownloadColumn], of record: DownloadRecord, in values: inout [StoredValue]
+    ) throws {
+        values.removeAll(keepingCapacity: true)
+        for column in columns { values.append(try value(column, of: record)) }
+    }
+
     mutating func value(_ column: DownloadColumn, of record: DownloadRecord) throws -> StoredValue {
         switch column {
         case .id: StoredValue(record.id)

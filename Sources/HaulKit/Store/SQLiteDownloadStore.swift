@@ -119,8 +119,11 @@ final class SQLiteDownloadStore: DownloadStore {
         var inserted = records
         try write { db in
             let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
+            var values: [StoredValue] = []
+            values.reserveCapacity(columns.count)
             for index in inserted.indices {
-                try statement.execute(try encoder.storedValues(columns, of: inserted[index]))
+                try encoder.storeValues(columns, of: inserted[index], in: &values)
+                try statement.execute(values)
                 inserted[index].id = db.lastInsertedRowID
             }
         }
@@ -182,8 +185,11 @@ final class SQLiteDownloadStore: DownloadStore {
         try write { db in
             for update in updates where !update.records.isEmpty {
                 let statement = SQLiteStatementBinder(try db.cachedStatement(sql: update.sql))
+                // One array for every record: the columns, then the id.
+                var values: [StoredValue] = []
+                values.reserveCapacity(update.columns.count + 1)
                 for record in update.records {
-                    var values = try encoder.storedValues(update.columns, of: record)
+                    try encoder.storeValues(update.columns, of: record, in: &values)
                     values.append(StoredValue(record.id))
                     try statement.execute(values)
                 }

@@ -353,7 +353,7 @@ struct DownloadJob {
         let directoryPath = environment.path(of: directory)
         // Only these policies care what is there already; otherwise the reservation picks a free name.
         if policy == .keep || policy == .replaceIfNewer,
-            case let named = (directoryPath as NSString).appendingPathComponent(name),
+            case let named = FileSystem.child(name, of: directoryPath),
             case .regularFile(let size) = FileSystem.entry(at: named)
         {
             if policy == .keep {
