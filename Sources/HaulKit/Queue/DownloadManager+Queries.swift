@@ -88,8 +88,7 @@ extension DownloadManager {
 
     /// Waits until a download completes and returns its file, or throws why it failed or was removed.
     public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
-        // Added by another process since the last look at the database.
-        if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
+        adoptIfAddedElsewhere(id)
         guard let record = records[id] else { throw .unknownDownload(id) }
         switch record.state {
         case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
@@ -116,8 +115,7 @@ extension DownloadManager {
     public func waitUntilEnded(_ ids: [DownloadID]) async {
         var pending = Set<DownloadID>()
         for id in ids {
-            // Added by another process since the last look at the database.
-            if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
+            adoptIfAddedElsewhere(id)
             guard let state = records[id]?.state, state != .completed, state != .failed else { continue }
             pending.insert(id)
         }
@@ -128,6 +126,11 @@ extension DownloadManager {
         let token = hub.subscribe(handler: waiter.receive, ended: waiter.end)
         await waiter.wait()
         hub.unsubscribe(token)
+    }
+
+    /// Takes in `id` from the database if another process added it since the last look (the waits ask for it).
+    private func adoptIfAddedElsewhere(_ id: DownloadID) {
+        if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
     }
 
     /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.

@@ -44,7 +44,6 @@ final class EventHub: Sendable {
 
     /// Calls `handler` with every event from now on, on the yielding task, until ``unsubscribe(_:)`` or
     /// ``finishAll()``, which calls `ended` (at once, if the hub has finished); returns the token that ends it.
-    @discardableResult
     func subscribe(
         handler: @escaping @Sendable (DownloadEvent) -> Void, ended: (@Sendable () -> Void)? = nil
     ) -> Int {

@@ -106,12 +106,7 @@ enum FileSystem {
             plainName
             && directory.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
                 guard let last = bytes.last, last != slash else { return false }
-                var previous: UInt8 = 0
-                for byte in bytes {
-                    if byte == slash && previous == slash { return false }
-                    previous = byte
-                }
-                return true
+                return !hasDoubledSlash(bytes)
             } == true
         if plainDirectory {
             var path = directory
@@ -130,16 +125,23 @@ enum FileSystem {
         // place (a generic walk over the string's view cost another 0.8%).
         let slash = UInt8(ascii: "/")
         let plain = path.utf8.withContiguousStorageIfAvailable { bytes -> String? in
-            guard let last = bytes.lastIndex(of: slash), last > 0, last < bytes.count - 1 else { return nil }
-            var previous: UInt8 = 0
-            for byte in bytes {
-                if byte == slash && previous == slash { return nil }
-                previous = byte
-            }
+            guard let last = bytes.lastIndex(of: slash), last > 0, last < bytes.count - 1, !hasDoubledSlash(bytes)
+            else { return nil }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<last]), as: UTF8.self)
         }
         if let parent = plain ?? nil { return parent }
         return (path as NSString).deletingLastPathComponent
+    }
+
+    /// Whether `bytes` hold two slashes in a row (a path Foundation would normalise).
+    private static func hasDoubledSlash(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let slash = UInt8(ascii: "/")
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if byte == slash && previous == slash { return true }
+            previous = byte
+        }
+        return false
     }
 }
 

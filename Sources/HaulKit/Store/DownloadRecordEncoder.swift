@@ -30,7 +30,10 @@ struct DownloadRecordEncoder {
 
     /// The values of `columns` for `record`, in order.
     mutating func storedValues(_ columns: [DownloadColumn], of record: DownloadRecord) throws -> [StoredValue] {
-        try columns.map { try value($0, of: record) }
+        var values: [StoredValue] = []
+        values.reserveCapacity(columns.count)
+        try storeValues(columns, of: record, in: &values)
+        return values
     }
 
     /// The values of `columns` for `record`, in order, in `values`: emptied first, keeping its room, so that one array
