@@ -18,7 +18,8 @@ extension DownloadManager {
         public var maxConnectionsPerHost: Int = 8
         /// Longest wait for a connection. Default 30 s.
         public var connectTimeout: Duration = .seconds(30)
-        /// A transfer with no bytes for this long is dropped and resumed. Default 30 s.
+        /// A response that brings no bytes for this long while they are waited for is dropped and resumed (time held
+        /// back by a speed limit does not count). Default 30 s.
         public var stallTimeout: Duration = .seconds(30)
         /// How failures are retried, and when a download gives up (attempts and time without progress, restarts).
         public var retry = RetryPolicy()

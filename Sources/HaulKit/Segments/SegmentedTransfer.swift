@@ -164,11 +164,9 @@ struct SegmentedTransfer: Sendable {
 
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
-        var wrote = false
         let ending = try await writer.write(
             body, from: start, overlap: overlap, room: segment.end - segment.next
         ) { count, position in
-            wrote = true
             if let failure = state.didReceive(count) { throw failure }
             // The segment's end may have moved closer: another connection took over its second half.
             return board.record(segment.id, through: position)
@@ -182,8 +180,8 @@ struct SegmentedTransfer: Sendable {
         case .full:
             // The plan gave this segment's rest to another connection: not the server's doing.
             return true
-        case .ended:
-            return wrote
+        case .ended(let position, _):
+            return position > start + overlap  // bytes written past the compared overlap
         }
     }
 

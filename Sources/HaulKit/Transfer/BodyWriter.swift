@@ -28,6 +28,8 @@ struct BodyWriter: Sendable {
     let stopwatch: Stopwatch
     /// Started once the download has run a progress interval (see ``MonitorLauncher``).
     let monitor: MonitorLauncher
+    /// Ends a body that brings nothing for the stall timeout.
+    let watchdog: StallWatchdog
 
     /// Most bytes written by one call, so a segment's plan is updated at least this often.
     static let largestWrite = 64 * 1024
@@ -38,22 +40,27 @@ struct BodyWriter: Sendable {
     ///   - room: how many bytes may be written from the first position after the overlap.
     ///   - wrote: called after each write with its byte count and the position after it; returns the room left, or
     ///     throws to stop (a write-back failure).
+    /// - Throws: ``DownloadError/stalled(seconds:)`` when no byte came for the stall timeout (``StallWatchdog``).
     func write(
         _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
-        wrote: (_ count: Int, _ position: Int64) throws -> Int64
+        wrote: @Sendable (_ count: Int, _ position: Int64) throws -> Int64
     ) async throws -> Ending {
         // With tasks on the event loops (`TaskPlacement`), a small body held in memory stays on its loop; one that
         // goes to disk, possibly gigabytes, leaves it, so that the loop reads while the file is written.
         if sink is HeldBody || !TaskPlacement.tasksRunOnEventLoops {
-            return try await receive(body, from: start, overlap: overlap, room: room, wrote: wrote)
+            return try await watchdog.watch { stall in
+                try await receive(body, from: start, overlap: overlap, room: room, stall: stall, wrote: wrote)
+            }
         }
         return try await withTaskExecutorPreference(TaskPlacement.offLoop) {
-            try await receive(body, from: start, overlap: overlap, room: room, wrote: wrote)
+            try await watchdog.watch { stall in
+                try await receive(body, from: start, overlap: overlap, room: room, stall: stall, wrote: wrote)
+            }
         }
     }
 
     private func receive(
-        _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64,
+        _ body: HTTPClientResponse.Body, from start: Int64, overlap: Int64, room: Int64, stall: StallWatchdog.Watch,
         wrote: (_ count: Int, _ position: Int64) throws -> Int64
     ) async throws -> Ending {
         var position = start
@@ -63,8 +70,11 @@ struct BodyWriter: Sendable {
         var watch = settings.lowestSpeed.map {
             LowSpeedWatch(minimum: $0, window: settings.lowSpeedWindow, start: stopwatch.elapsed)
         }
-        for try await chunk in body {
-            var chunk = chunk
+        var parts = body.makeAsyncIterator()
+        while true {
+            stall.waiting()
+            guard var chunk = try await parts.next() else { break }
+            stall.busy()
             received += Int64(chunk.readableBytes)
             let now = stopwatch.elapsed
             monitor.startIfDue(elapsed: now)

@@ -440,7 +440,7 @@ struct DownloadJob {
         BodyWriter(
             sink: sink, state: state, limiter: limiter, globalLimiter: environment.globalLimiter,
             hostLimiter: hostLimiter, settings: settings,
-            stopwatch: stopwatch, monitor: monitorLauncher)
+            stopwatch: stopwatch, monitor: monitorLauncher, watchdog: environment.session.transport.watchdog)
     }
 
     /// Streams `body` into the part file from `offset`, first comparing `overlap` bytes with what is on disk.

@@ -94,38 +94,44 @@ struct StreamTransfer: Sendable {
                     throw error
                 }
                 if decoding { (skip, compare) = (delivered, 0) }
-                for try await chunk in response.body {
-                    var chunk = chunk
-                    if skip > 0 {
-                        let count = Int(min(skip, Int64(chunk.readableBytes)))
-                        chunk.moveReaderIndex(forwardBy: count)
-                        skip -= Int64(count)
-                    }
-                    if compare > 0, chunk.readableBytes > 0 {
-                        let count = min(compare, chunk.readableBytes)
-                        let expected = tail.last(compare).prefix(count)
-                        let same = chunk.readableBytesView.prefix(count).elementsEqual(expected)
-                        guard same else {
-                            throw DownloadError.resourceChanged(
-                                "the bytes before the resume point differ from those already written, which cannot be "
-                                    + "taken back")
+                let body = response.body
+                try await session.transport.watchdog.watchNonsendable({ watch in
+                    var parts = body.makeAsyncIterator()
+                    while true {
+                        watch.waiting()
+                        guard var chunk = try await parts.next() else { return }
+                        watch.busy()
+                        if skip > 0 {
+                            let count = Int(min(skip, Int64(chunk.readableBytes)))
+                            chunk.moveReaderIndex(forwardBy: count)
+                            skip -= Int64(count)
                         }
-                        chunk.moveReaderIndex(forwardBy: count)
-                        compare -= count
+                        if compare > 0, chunk.readableBytes > 0 {
+                            let count = min(compare, chunk.readableBytes)
+                            let expected = tail.last(compare).prefix(count)
+                            let same = chunk.readableBytesView.prefix(count).elementsEqual(expected)
+                            guard same else {
+                                throw DownloadError.resourceChanged(
+                                    "the bytes before the resume point differ from those already written, which cannot be "
+                                        + "taken back")
+                            }
+                            chunk.moveReaderIndex(forwardBy: count)
+                            compare -= count
+                        }
+                        guard chunk.readableBytes > 0 else { continue }
+                        let count = chunk.readableBytes
+                        try chunk.withUnsafeReadableBytes { bytes in
+                            do { try consumer(bytes) } catch { throw ConsumerFailed(error: error) }
+                            tail.append(bytes)
+                            hasher?.update(bytes)
+                        }
+                        delivered += Int64(count)
+                        budget.observe(bytes: delivered, at: stopwatch.elapsed)
+                        progress(delivered, validator?.totalBytes)
+                        let pause = limiters.map { $0.delay(for: count) }.max() ?? .zero
+                        if pause > .zero { try await settings.tickClock.sleep(for: pause) }
                     }
-                    guard chunk.readableBytes > 0 else { continue }
-                    let count = chunk.readableBytes
-                    try chunk.withUnsafeReadableBytes { bytes in
-                        do { try consumer(bytes) } catch { throw ConsumerFailed(error: error) }
-                        tail.append(bytes)
-                        hasher?.update(bytes)
-                    }
-                    delivered += Int64(count)
-                    budget.observe(bytes: delivered, at: stopwatch.elapsed)
-                    progress(delivered, validator?.totalBytes)
-                    let pause = limiters.map { $0.delay(for: count) }.max() ?? .zero
-                    if pause > .zero { try await settings.tickClock.sleep(for: pause) }
-                }
+                })
                 if let total = validator?.totalBytes, delivered < total {
                     throw DownloadError.responseTruncated(received: delivered, expected: total)
                 }

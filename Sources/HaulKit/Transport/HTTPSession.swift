@@ -91,7 +91,7 @@ struct HTTPSession: Sendable {
                     "answering an authentication challenge",
                     metadata: ["url": "\(current.absoluteString)", "user": "\(credentials.user)"])
                 challengesAnswered += 1
-                await Self.discard(response)
+                await discard(response)
                 continue
             }
 
@@ -116,7 +116,7 @@ struct HTTPSession: Sendable {
             logger.debug(
                 "following a redirect",
                 metadata: ["from": "\(current.absoluteString)", "to": "\(target.absoluteString)"])
-            await Self.discard(response)
+            await discard(response)
             redirects += 1
             challengesAnswered = 0
             current = target
@@ -133,13 +133,17 @@ struct HTTPSession: Sendable {
     }
 
     /// Reads and drops a small body (a redirect's or a refusal's), so the connection can serve the next request; a
-    /// large one is abandoned (its connection closes).
-    private static func discard(_ response: HTTPClientResponse) async {
-        var read = 0
+    /// large one, or one that stalls, is abandoned (its connection closes).
+    private func discard(_ response: HTTPClientResponse) async {
+        let body = response.body
         do {
-            for try await part in response.body {
-                read += part.readableBytes
-                if read > 64 * 1024 { return }
+            try await transport.watchdog.watch { watch in
+                var read = 0
+                for try await part in body {
+                    watch.waiting()  // a part came: the stall timeout counts again from here
+                    read += part.readableBytes
+                    if read > 64 * 1024 { return }
+                }
             }
         } catch {
             // The next request opens another connection.

@@ -9,10 +9,9 @@ import Synchronization
 /// Sends GET requests with AsyncHTTPClient, configured for downloading.
 ///
 /// HTTP/1.1 only (parallel ranges over one HTTP/2 connection are slower), one request per call (``HTTPSession``
-/// follows redirects), no decompression (ranges count the bytes as sent; a second client decodes, for servers that compress
-/// although asked not to), the stall timeout as the read timeout (it is what
-/// catches a body that stops), the system trust store for TLS with what ``TLSSettings`` add, and the proxy
-/// ``ProxySettings`` choose per host.
+/// follows redirects), no decompression (ranges count the bytes as sent; a second client decodes, for servers that
+/// compress although asked not to), a ``StallWatchdog`` instead of a read timeout to catch a body that stops, the
+/// system trust store for TLS with what ``TLSSettings`` add, and the proxy ``ProxySettings`` choose per host.
 /// Transports live as long as the process and are shared by managers with the same settings, so a manager that is
 /// dropped without ``DownloadManager/shutdown()`` leaks nothing and crashes nothing.
 final class HTTPTransport: Sendable {
@@ -93,12 +92,15 @@ final class HTTPTransport: Sendable {
     private let clients = Mutex<[ProxySettings.Endpoint?: Clients]>([:])
     private let headerDeadline: TimeAmount
     let stallTimeout: Duration
+    /// Ends response bodies that stall; everything that reads a body of this transport's goes through it.
+    let watchdog: StallWatchdog
 
     private init(_ key: Key, tlsConfiguration: TLSConfiguration) {
         self.key = key
         self.tlsConfiguration = tlsConfiguration
         headerDeadline = TimeAmount(key.connectTimeout) + TimeAmount(key.stallTimeout)
         stallTimeout = key.stallTimeout
+        watchdog = StallWatchdog(timeout: key.stallTimeout)
     }
 
     private func clients(through proxy: ProxySettings.Endpoint?) -> Clients {
@@ -111,7 +113,8 @@ final class HTTPTransport: Sendable {
             // No request spans: Haul reports through its own events (a span per request cost ~1.5% of the CPU of
             // many small files).
             configuration.tracing.tracer = nil
-            configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: TimeAmount(key.stallTimeout))
+            // No read timeout: the watchdog times bodies, only while they are waited for (see `StallWatchdog`).
+            configuration.timeout = .init(connect: TimeAmount(key.connectTimeout), read: nil)
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = key.maxConnectionsPerHost
             // A failed connection fails its request at once: Haul's own retry policy decides what happens next (a
             // refused certificate is not retried; a refused connection is, with backoff and within the retry

@@ -76,6 +76,26 @@ struct FailurePolicyTests {
         await harness.shutdown()
     }
 
+    @Test(
+        "a download held back by its speed limit for longer than the stall timeout is not taken for stalled",
+        arguments: [1, 4])
+    func throttledIsNotStalled(connections: Int) async throws {
+        let harness = try await Harness.make {
+            $0.stallTimeout = .seconds(1)
+            $0.minimumSegmentSize = 128 * 1024
+        }
+        let size = 256 * 1024
+        let url = harness.origin.serve("/throttled.bin", size: size)
+        let events = await harness.manager.events()
+        // 32 KiB/s: waits of a second or more between reads of the body, which the server sent at once.
+        let id = try await harness.manager.add(url, options: .init(speedLimit: 32 * 1024, connections: connections))
+        let file = try await withDeadline(.seconds(60), "download \(id)") { try await harness.manager.wait(for: id) }
+        expectContent(file, size: size)
+        #expect(await retryCodes(events, id) == [], "no response was dropped as stalled and asked for again")
+        #expect(await harness.manager.snapshot(id)?.lastError == nil)
+        await harness.shutdown()
+    }
+
     @Test("a response that falls to a trickle is dropped and resumed on a fresh connection", arguments: [1, 4])
     func trickleIsDropped(connections: Int) async throws {
         let harness = try await Harness.make {

@@ -60,6 +60,34 @@ struct StreamTests {
         await harness.shutdown()
     }
 
+    @Test("a stream whose body stalls is dropped after the stall timeout and continues; a speed limit is no stall")
+    func stallResumes() async throws {
+        let harness = try await Harness.make { $0.stallTimeout = .seconds(1) }
+        let size = 600_000
+        let url = harness.origin.serve("/stall.bin", size: size)
+        harness.origin.setFaults {
+            $0.stallAfter = 250_000
+            $0.stallTimes = 1
+            $0.stallDuration = .seconds(30)
+        }
+        let start = ContinuousClock.now
+        let (bytes, result) = await Self.stream(harness, url)
+        _ = try result.get()
+        #expect(start.duration(to: .now) < .seconds(20), "the 30 s stall was waited out")
+        #expect(TestContent.firstMismatch(bytes, size: size) == nil)
+        let requests = harness.origin.requests(to: "/stall.bin")
+        #expect(requests.count == 2)
+        #expect(requests.last?.range == "bytes=\(250_000 - 64 * 1024)-")
+
+        // 32 KiB/s: waits of a second or more between reads, none of them taken for a stall.
+        let throttled = harness.origin.serve("/throttled.bin", size: 256 * 1024)
+        let (slow, slowResult) = await Self.stream(harness, throttled, options: .init(speedLimit: 32 * 1024))
+        _ = try slowResult.get()
+        #expect(TestContent.firstMismatch(slow, size: 256 * 1024) == nil)
+        #expect(harness.origin.requests(to: "/throttled.bin").count == 1)
+        await harness.shutdown()
+    }
+
     @Test("a server without ranges resends the file: the delivered bytes are skipped and the rest is exact")
     func withoutRanges() async throws {
         let harness = try await Harness.make()
