@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Synchronization
 
 /// Ends a response body that brings no byte for the stall timeout while Haul waits for one.
@@ -23,7 +22,8 @@ final class StallWatchdog: Sendable {
 
     init(timeout: Duration) {
         self.timeout = timeout
-        tick = timeout / (Self.quietTicksToFire - 1)
+        // Never a tight loop, whatever the timeout.
+        tick = max(timeout / (Self.quietTicksToFire - 1), .milliseconds(10))
     }
 
     /// Whether the ticking task runs (it stops a tick after the last watch ends).
@@ -165,7 +165,8 @@ final class StallWatchdog: Sendable {
     }
 
     /// The watched child task, cancelled only under the registry's lock while it is registered: it unregisters
-    /// under the same lock before it ends, so the task is alive whenever it is cancelled.
+    /// under the same lock before it ends, so the task is alive whenever it is cancelled. (Cancelling runs the
+    /// task's cancellation handlers at once: those of AsyncHTTPClient's body, which never call back here.)
     private struct CurrentTask: @unchecked Sendable {
         let task: UnsafeCurrentTask?
         func cancel() { task?.cancel() }
