@@ -86,14 +86,8 @@ struct FailureTests {
 
     @Test("a stalled body is dropped after the stall timeout and resumed")
     func stallIsResumed() async throws {
-        let harness = try await Harness.make { $0.stallTimeout = .seconds(2) }
+        let (harness, url) = try await Harness.stallingOnce(stallTimeout: .seconds(2))
         let size = 600_000
-        let url = harness.origin.serve("/stall.bin", size: size)
-        harness.origin.setFaults {
-            $0.stallAfter = 250_000
-            $0.stallTimes = 1
-            $0.stallDuration = .seconds(30)
-        }
         let id = try await harness.manager.add(url)
         expectContent(try await harness.manager.wait(for: id), size: size)
         let requests = harness.origin.requests(to: "/stall.bin")

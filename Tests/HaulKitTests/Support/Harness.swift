@@ -38,6 +38,19 @@ struct Harness {
         return configuration
     }
 
+    /// A harness with `stallTimeout` whose origin serves `/stall.bin` (600,000 bytes) and stalls its first response
+    /// for 30 s after 250,000 bytes; returns the file's URL beside it.
+    static func stallingOnce(stallTimeout: Duration) async throws -> (harness: Harness, url: URL) {
+        let harness = try await make { $0.stallTimeout = stallTimeout }
+        let url = harness.origin.serve("/stall.bin", size: 600_000)
+        harness.origin.setFaults {
+            $0.stallAfter = 250_000
+            $0.stallTimes = 1
+            $0.stallDuration = .seconds(30)
+        }
+        return (harness, url)
+    }
+
     /// A second manager on the same directory and database (as after a restart).
     func reopen(_ configure: (inout DownloadManager.Configuration) -> Void = { _ in }) async throws -> Harness {
         try await Harness.make(origin: origin, directory: directory, configure)

@@ -62,14 +62,8 @@ struct StreamTests {
 
     @Test("a stream whose body stalls is dropped after the stall timeout and continues; a speed limit is no stall")
     func stallResumes() async throws {
-        let harness = try await Harness.make { $0.stallTimeout = .seconds(1) }
+        let (harness, url) = try await Harness.stallingOnce(stallTimeout: .seconds(1))
         let size = 600_000
-        let url = harness.origin.serve("/stall.bin", size: size)
-        harness.origin.setFaults {
-            $0.stallAfter = 250_000
-            $0.stallTimes = 1
-            $0.stallDuration = .seconds(30)
-        }
         let start = ContinuousClock.now
         let (bytes, result) = await Self.stream(harness, url)
         _ = try result.get()
