@@ -95,7 +95,7 @@ struct StreamTransfer: Sendable {
                 }
                 if decoding { (skip, compare) = (delivered, 0) }
                 let body = response.body
-                try await session.transport.watchdog.watchNonsendable({ watch in
+                try await session.transport.watchdog.watchNonsendable { watch in
                     var parts = body.makeAsyncIterator()
                     while true {
                         watch.waiting()
@@ -131,7 +131,7 @@ struct StreamTransfer: Sendable {
                         let pause = limiters.map { $0.delay(for: count) }.max() ?? .zero
                         if pause > .zero { try await settings.tickClock.sleep(for: pause) }
                     }
-                })
+                }
                 if let total = validator?.totalBytes, delivered < total {
                     throw DownloadError.responseTruncated(received: delivered, expected: total)
                 }
