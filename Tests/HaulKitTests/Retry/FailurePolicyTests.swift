@@ -81,13 +81,13 @@ struct FailurePolicyTests {
         arguments: [1, 4])
     func throttledIsNotStalled(connections: Int) async throws {
         let harness = try await Harness.make {
-            $0.stallTimeout = .seconds(1)
+            $0.stallTimeout = .seconds(1.5)
             $0.minimumSegmentSize = 128 * 1024
         }
         let size = 256 * 1024
         let url = harness.origin.serve("/throttled.bin", size: size)
         let events = await harness.manager.events()
-        // 32 KiB/s: waits of a second or more between reads of the body, which the server sent at once.
+        // 32 KiB/s: waits of more than the stall timeout between reads of the body, which the server sent at once.
         let id = try await harness.manager.add(url, options: .init(speedLimit: 32 * 1024, connections: connections))
         let file = try await withDeadline(.seconds(60), "download \(id)") { try await harness.manager.wait(for: id) }
         expectContent(file, size: size)

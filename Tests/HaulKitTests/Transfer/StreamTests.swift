@@ -62,7 +62,7 @@ struct StreamTests {
 
     @Test("a stream whose body stalls is dropped after the stall timeout and continues; a speed limit is no stall")
     func stallResumes() async throws {
-        let (harness, url) = try await Harness.stallingOnce(stallTimeout: .seconds(1))
+        let (harness, url) = try await Harness.stallingOnce(stallTimeout: .seconds(1.5))
         let size = 600_000
         let start = ContinuousClock.now
         let (bytes, result) = await Self.stream(harness, url)
@@ -73,11 +73,11 @@ struct StreamTests {
         #expect(requests.count == 2)
         #expect(requests.last?.range == "bytes=\(250_000 - 64 * 1024)-")
 
-        // 32 KiB/s: waits of a second or more between reads, none of them taken for a stall.
-        let throttled = harness.origin.serve("/throttled.bin", size: 256 * 1024)
-        let (slow, slowResult) = await Self.stream(harness, throttled, options: .init(speedLimit: 32 * 1024))
+        // 16 KiB/s: waits of more than the stall timeout between reads, none of them taken for a stall.
+        let throttled = harness.origin.serve("/throttled.bin", size: 160 * 1024)
+        let (slow, slowResult) = await Self.stream(harness, throttled, options: .init(speedLimit: 16 * 1024))
         _ = try slowResult.get()
-        #expect(TestContent.firstMismatch(slow, size: 256 * 1024) == nil)
+        #expect(TestContent.firstMismatch(slow, size: 160 * 1024) == nil)
         #expect(harness.origin.requests(to: "/throttled.bin").count == 1)
         await harness.shutdown()
     }
