@@ -91,7 +91,6 @@ final class HTTPTransport: Sendable {
     /// Made on first use per way out; they live as long as the process, as the transport does.
     private let clients = Mutex<[ProxySettings.Endpoint?: Clients]>([:])
     private let headerDeadline: TimeAmount
-    let stallTimeout: Duration
     /// Ends response bodies that stall; everything that reads a body of this transport's goes through it.
     let watchdog: StallWatchdog
 
@@ -99,7 +98,6 @@ final class HTTPTransport: Sendable {
         self.key = key
         self.tlsConfiguration = tlsConfiguration
         headerDeadline = TimeAmount(key.connectTimeout) + TimeAmount(key.stallTimeout)
-        stallTimeout = key.stallTimeout
         watchdog = StallWatchdog(timeout: key.stallTimeout)
     }
 
