@@ -27,9 +27,8 @@ extension DownloadManager {
         switch head.status {
         case 206:
             size = head.contentRange.flatMap(ContentRange.init(parsing:))?.completeLength
-            // One byte: read it, so the connection serves the next request (unless it stalls).
-            let body = response.body
-            _ = try? await session.transport.watchdog.watch { _ in try await body.collect(upTo: 64 * 1024) }
+            // One byte: read it, so the connection serves the next request.
+            await session.discard(response)
         case 200, 203:
             size = head.contentLength
         case 416:

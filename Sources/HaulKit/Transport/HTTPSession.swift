@@ -132,9 +132,9 @@ struct HTTPSession: Sendable {
         .joined(separator: "; ")
     }
 
-    /// Reads and drops a small body (a redirect's or a refusal's), so the connection can serve the next request; a
-    /// large one, or one that stalls, is abandoned (its connection closes).
-    private func discard(_ response: HTTPClientResponse) async {
+    /// Reads and drops a small body (a redirect's, a refusal's, a probe's byte), so the connection can serve the next
+    /// request; a large one, or one that stalls, is abandoned (its connection closes).
+    func discard(_ response: HTTPClientResponse) async {
         let body = response.body
         do {
             try await transport.watchdog.watch { watch in
