@@ -20,8 +20,12 @@ final class StallWatchdog: Sendable {
     /// timeout holds.
     private static let quietTicksToFire = 5
 
-    init(timeout: Duration) {
+    /// Whether its own task ticks; tests that drive it with ``tickOnce()`` turn that off.
+    private let ticksByItself: Bool
+
+    init(timeout: Duration, ticksByItself: Bool = true) {
         self.timeout = timeout
+        self.ticksByItself = ticksByItself
         // Never a tight loop, whatever the timeout.
         tick = max(timeout / (Self.quietTicksToFire - 1), .milliseconds(10))
     }
@@ -92,7 +96,7 @@ final class StallWatchdog: Sendable {
             defer { registry.ticking = true }
             return (slot, !registry.ticking)
         }
-        if startTicking { Task { await self.tickWhileWatching() } }
+        if startTicking, ticksByItself { Task { await self.tickWhileWatching() } }
         return slot
     }
 
@@ -105,14 +109,24 @@ final class StallWatchdog: Sendable {
     private func tickWhileWatching() async {
         while true {
             try? await Task.sleep(for: tick)
-            let stop = state.withLock { registry in
-                for slot in registry.slots.indices { registry.slots[slot].ticked() }
-                if registry.watched == 0 { registry.ticking = false }
-                return registry.watched == 0
-            }
-            if stop { return }
+            if tickOnce().nothingWatched { return }
         }
     }
+
+    /// One tick: cancels each body quiet for the timeout. Returns how many it cancelled, and whether nothing is
+    /// watched any more (the ticking stops then).
+    @discardableResult
+    func tickOnce() -> (fired: Int, nothingWatched: Bool) {
+        state.withLock { registry in
+            var fired = 0
+            for slot in registry.slots.indices where registry.slots[slot].ticked() { fired += 1 }
+            if registry.watched == 0 { registry.ticking = false }
+            return (fired, registry.watched == 0)
+        }
+    }
+
+    /// How many bodies are watched now.
+    var watchedCount: Int { state.withLock { $0.watched } }
 
     /// The watches, in slots that are reused (an array: a dictionary's in-place update allocates).
     private struct Registry {
@@ -155,12 +169,14 @@ final class StallWatchdog: Sendable {
             quietTicks = 0
         }
 
-        mutating func ticked() {
-            guard let task, isWaiting, !fired else { return }
+        /// Counts a tick; returns whether it cancelled the task now.
+        mutating func ticked() -> Bool {
+            guard let task, isWaiting, !fired else { return false }
             quietTicks += 1
-            guard quietTicks >= StallWatchdog.quietTicksToFire else { return }
+            guard quietTicks >= StallWatchdog.quietTicksToFire else { return false }
             fired = true
             task.cancel()
+            return true
         }
     }
 

@@ -1,48 +1,73 @@
 import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import HaulKit
 
 @Suite("Stall watchdog")
 struct StallWatchdogTests {
-    @Test("a body waited for longer than the timeout is cancelled and fails as stalled, within a quarter more")
+    /// A watchdog that ticks only when told, and a watched operation that waits (300 s) until it is cancelled; returns
+    /// the operation's task and its `Watch`, once it is registered.
+    private func watchedWait(
+        _ watchdog: StallWatchdog
+    ) async throws -> (task: Task<Void, any Error>, watch: StallWatchdog.Watch) {
+        let handle = Mutex<StallWatchdog.Watch?>(nil)
+        let task = Task {
+            try await watchdog.watch { watch in
+                handle.withLock { $0 = watch }
+                try await Task.sleep(for: .seconds(300))
+            }
+        }
+        let start = ContinuousClock.now
+        while handle.withLock({ $0 }) == nil {
+            guard start.duration(to: .now) < .seconds(60) else { throw HarnessTimeout(what: "the watch to start") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return (task, try #require(handle.withLock { $0 }))
+    }
+
+    /// Ticks `count` times; returns how many bodies were cancelled in all.
+    private func tick(_ watchdog: StallWatchdog, _ count: Int) -> Int {
+        (0..<count).reduce(0) { fired, _ in fired + watchdog.tickOnce().fired }
+    }
+
+    @Test("a body waited for through five ticks (the timeout, at most a quarter more) is cancelled, never sooner")
+    func firesOnTheFifthTick() async throws {
+        let watchdog = StallWatchdog(timeout: .seconds(30), ticksByItself: false)
+        let (task, _) = try await watchedWait(watchdog)
+        #expect(tick(watchdog, 4) == 0)
+        #expect(tick(watchdog, 1) == 1)
+        let error = await #expect(throws: DownloadError.self) { try await task.value }
+        #expect(error?.code == .stalled)
+        #expect(error?.summary.contains("30 s") == true, "\(String(describing: error))")
+        #expect(watchdog.watchedCount == 0)
+    }
+
+    @Test("each part that arrives starts the count again, and time spent busy with a part does not count")
+    func partsAndBusyTime() async throws {
+        let watchdog = StallWatchdog(timeout: .seconds(30), ticksByItself: false)
+        let (task, watch) = try await watchedWait(watchdog)
+        #expect(tick(watchdog, 4) == 0)
+        watch.waiting()  // a part came
+        #expect(tick(watchdog, 4) == 0)
+        watch.busy()  // writing it, or held back by a speed limit
+        #expect(tick(watchdog, 20) == 0)
+        watch.waiting()
+        #expect(tick(watchdog, 4) == 0)
+        #expect(tick(watchdog, 1) == 1)
+        await #expect(throws: DownloadError.self) { try await task.value }
+    }
+
+    @Test("on its own it ticks, and ends a stalled body after the timeout, not before")
     func firesAfterTimeout() async throws {
         let watchdog = StallWatchdog(timeout: .milliseconds(400))
         let start = ContinuousClock.now
         let error = await #expect(throws: DownloadError.self) {
-            try await watchdog.watch { _ in try await Task.sleep(for: .seconds(30)) }
+            try await watchdog.watch { _ in try await Task.sleep(for: .seconds(300)) }
         }
-        let elapsed = start.duration(to: .now)
         #expect(error?.code == .stalled)
-        #expect(elapsed >= .milliseconds(400), "fired early: \(elapsed)")
-        // 500 ms at most when the machine keeps time; slack for a loaded one, far below the 30 s sleep.
-        #expect(elapsed < .seconds(5), "took \(elapsed)")
-    }
-
-    @Test("time spent busy with a part (writing it, or held back by a speed limit) does not count")
-    func busyTimeDoesNotCount() async throws {
-        let watchdog = StallWatchdog(timeout: .milliseconds(300))
-        let value = try await watchdog.watch { watch in
-            watch.busy()
-            try await Task.sleep(for: .seconds(1))
-            watch.waiting()
-            return 7
-        }
-        #expect(value == 7)
-    }
-
-    @Test("each part that arrives starts the count again")
-    func partsRestartTheCount() async throws {
-        let watchdog = StallWatchdog(timeout: .milliseconds(400))
-        let parts = try await watchdog.watch { watch in
-            for _ in 0..<6 {
-                try await Task.sleep(for: .milliseconds(150))
-                watch.waiting()
-            }
-            return 6
-        }
-        #expect(parts == 6)  // 0.9 s in all, never 0.4 s without a part
+        #expect(start.duration(to: .now) >= .milliseconds(400), "fired early")
     }
 
     @Test("a cancelled caller gets a cancellation, not a stall, and an operation's own error passes unchanged")
@@ -59,7 +84,7 @@ struct StallWatchdogTests {
 
     @Test("an operation that is not Sendable runs watched, and its changes are seen by the caller")
     func nonsendable() async throws {
-        let watchdog = StallWatchdog(timeout: .milliseconds(300))
+        let watchdog = StallWatchdog(timeout: .seconds(30), ticksByItself: false)
         var parts: [Int] = []
         try await watchdog.watchNonsendable { watch in
             for part in 0..<3 {
@@ -68,9 +93,15 @@ struct StallWatchdogTests {
             }
         }
         #expect(parts == [0, 1, 2])
-        await #expect(throws: DownloadError.self) {
-            try await watchdog.watchNonsendable { _ in try await Task.sleep(for: .seconds(30)) }
+        let running = Task {
+            try await watchdog.watchNonsendable { _ in try await Task.sleep(for: .seconds(300)) }
         }
+        let start = ContinuousClock.now
+        while watchdog.watchedCount == 0, start.duration(to: .now) < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(tick(watchdog, 5) == 1)
+        await #expect(throws: DownloadError.self) { try await running.value }
     }
 
     @Test("the watchdog ticks only while something is watched")
@@ -79,7 +110,7 @@ struct StallWatchdogTests {
         #expect(!watchdog.isTicking)
         try await watchdog.watch { _ in #expect(watchdog.isTicking) }
         let start = ContinuousClock.now
-        while watchdog.isTicking, start.duration(to: .now) < .seconds(10) {
+        while watchdog.isTicking, start.duration(to: .now) < .seconds(60) {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(!watchdog.isTicking)
