@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import HaulKit
@@ -54,5 +55,36 @@ struct SQLiteStatementBinderTests {
         }
         let count = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
         #expect(count == 2)
+    }
+
+    @Test("texts bound where they lie arrive whole, short and long, and no binding outlives the call")
+    func textsBoundInPlace() throws {
+        let queue = try Self.table()
+        let long = String(repeating: "ü/long-text-", count: 40)
+        let date = Date(timeIntervalSince1970: 1_800_000_000.5)
+        try queue.write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO t (n, s, b, d) VALUES (?, ?, ?, ?)")
+            let insert = SQLiteStatementBinder(statement)
+            try insert.execute([.integer(1), .text("short"), .integer(2), .text(long)])
+            try insert.execute([.integer(3), .text(long + "!"), .null, .date(date)])
+            // Bound in place: once the call returns, nothing may still point at the caller's bytes.
+            #expect(Self.expandedSQL(statement) == "INSERT INTO t (n, s, b, d) VALUES (NULL, NULL, NULL, NULL)")
+            _ = #expect(throws: DatabaseError.self) { try insert.execute([.integer(4), .text("short"), .null, .null]) }
+            #expect(Self.expandedSQL(statement) == "INSERT INTO t (n, s, b, d) VALUES (NULL, NULL, NULL, NULL)")
+        }
+        let rows = try queue.read { db in try Row.fetchAll(db, sql: "SELECT n, s, b, d FROM t ORDER BY id") }
+        #expect(rows.count == 2)
+        #expect(rows[0]["s"] as String? == "short")
+        #expect(rows[0]["d"] as String? == long)
+        #expect(rows[1]["s"] as String? == long + "!")
+        #expect(rows[1]["b"] as Int64? == nil)
+        #expect(rows[1]["d"] as Date? == date)
+    }
+
+    /// The statement's SQL with its current bindings written in.
+    static func expandedSQL(_ statement: Statement) -> String? {
+        guard let text = sqlite3_expanded_sql(statement.sqliteStatement) else { return nil }
+        defer { sqlite3_free(text) }
+        return String(cString: text)
     }
 }
