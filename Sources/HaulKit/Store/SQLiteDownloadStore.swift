@@ -92,7 +92,8 @@ final class SQLiteDownloadStore: DownloadStore {
         do {
             // Asked before every start: prepared once.
             return try database.writeWithoutTransaction { db in
-                try Int.fetchOne(try db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+                try SQLiteStatementBinder(try db.cachedStatement(sql: "PRAGMA data_version")).integer().map(Int.init)
+                    ?? 0
             }
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")

@@ -3,14 +3,15 @@ import GRDB
 import GRDBSQLite
 
 /// Runs one of the store's cached `INSERT` and `UPDATE` statements with its values bound straight through SQLite's
-/// C functions.
+/// C functions (and reads the one integer of a `PRAGMA`).
 ///
 /// GRDB's `StatementArguments` maps every value through generic code that is not specialised across modules, then
 /// binds it through more: 37% of the store's CPU when 10,000 small downloads were added and finished. Here a
 /// ``StoredValue`` is bound as the column's storage class (dates as GRDB's text), as GRDB binds it.
 ///
-/// Only for statements that write rows and return none, inside a transaction that GRDB runs: no transaction
-/// observer is registered on the store's database, so GRDB has nothing to learn from their execution.
+/// Only for statements that write rows and return none (or a `PRAGMA`'s value), inside a database access that GRDB
+/// runs: no transaction observer is registered on the store's database, so GRDB has nothing to learn from their
+/// execution.
 struct SQLiteStatementBinder {
     private let statement: Statement
     private let handle: SQLiteStatement
@@ -33,6 +34,24 @@ struct SQLiteStatementBinder {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         try bind(values, from: 0)
+    }
+
+    /// Runs a statement without parameters and returns the first column of its first row as an integer (nil when
+    /// it has no row or the value is NULL); GRDB's `fetchOne` made a cursor and a value for it.
+    ///
+    /// - Throws: `DatabaseError` when SQLite fails.
+    func integer() throws -> Int64? {
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW:
+            return sqlite3_column_type(handle, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 0)
+        case SQLITE_DONE:
+            return nil
+        case let code:
+            try check(code)
+            return nil
+        }
     }
 
     /// Binds `values[index...]` and runs the statement. A text is bound where it lies, without SQLite's copy (a

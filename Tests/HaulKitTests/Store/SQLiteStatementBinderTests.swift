@@ -81,6 +81,22 @@ struct SQLiteStatementBinderTests {
         #expect(rows[1]["d"] as Date? == date)
     }
 
+    @Test("one integer read back: a pragma's value, nil for no row or NULL, and the statement runs again")
+    func readsOneInteger() throws {
+        let queue = try Self.table()
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO t (n) VALUES (41), (NULL)")
+            let largest = SQLiteStatementBinder(try db.cachedStatement(sql: "SELECT max(n) + 1 FROM t"))
+            #expect(try largest.integer() == 42)
+            try db.execute(sql: "INSERT INTO t (n) VALUES (99)")
+            #expect(try largest.integer() == 100)
+            #expect(
+                try SQLiteStatementBinder(try db.cachedStatement(sql: "SELECT n FROM t WHERE n < 0")).integer() == nil)
+            #expect(try SQLiteStatementBinder(try db.cachedStatement(sql: "SELECT NULL")).integer() == nil)
+            #expect(try SQLiteStatementBinder(try db.cachedStatement(sql: "PRAGMA user_version")).integer() == 0)
+        }
+    }
+
     /// The statement's SQL with its current bindings written in.
     static func expandedSQL(_ statement: Statement) -> String? {
         guard let text = sqlite3_expanded_sql(statement.sqliteStatement) else { return nil }
