@@ -30,6 +30,8 @@ public struct Credentials: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The credentials written in `url` (`https://name:password@host/…`, percent-decoded) and the URL without
     /// them; nil when it has none.
     public static func embedded(in url: URL) -> (credentials: Credentials, url: URL)? {
+        // Most URLs have none: their parts are not taken apart again.
+        guard url.user != nil else { return nil }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let user = components.user, !user.isEmpty
         else { return nil }

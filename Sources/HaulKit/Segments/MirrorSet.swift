@@ -25,6 +25,9 @@ final class MirrorSet: Sendable {
     private let urls: [String]
     private let statuses: Mutex<[Status]>
 
+    /// No mirrors: one set shared by every download without any (nothing in it ever changes).
+    static let none = MirrorSet(urls: [])
+
     init(urls: [String]) {
         self.urls = urls
         statuses = Mutex(Array(repeating: .unchecked, count: urls.count))

@@ -93,16 +93,20 @@ struct InputFile {
                     try InputFile.set(trimmed, on: &pending!, at: "\(name) line \(number)")
                     continue
                 }
-                let words =
-                    trimmed.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-                    ? trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) : [trimmed]
-                var entry = Entry(url: words[0], line: number)
-                for word in words.dropFirst() {
-                    if InputFile.isOption(word) {
-                        try InputFile.set(word, on: &entry, at: "\(name) line \(number)")
-                    } else {
-                        entry.mirrors.append(word)
+                var entry: Entry
+                if trimmed.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                    let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                    entry = Entry(url: words[0], line: number)
+                    for word in words.dropFirst() {
+                        if InputFile.isOption(word) {
+                            try InputFile.set(word, on: &entry, at: "\(name) line \(number)")
+                        } else {
+                            entry.mirrors.append(word)
+                        }
                     }
+                } else {
+                    // A line with only its URL (most lines) makes no array of words.
+                    entry = Entry(url: trimmed, line: number)
                 }
                 let finished = pending
                 pending = entry
