@@ -65,14 +65,36 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     /// Written by the running job (what is on disk and what was verified).
     static let job = written(by: .job)
 
-    /// `UPDATE download SET a = ?, b = ? WHERE id = ?` for `columns`.
-    static func update(_ columns: [DownloadColumn]) -> String {
-        "UPDATE download SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE id = ?"
+    /// The statements that write `columns` of many records (SQLite).
+    struct Update: Sendable {
+        let columns: [DownloadColumn]
+        /// `UPDATE download SET a = ?, b = ? WHERE id = ?`: one record, the columns then the id.
+        let single: String
+        /// For each size, largest first: one statement that writes that many records, each the id then the columns
+        /// (`UPDATE download SET a = v.column2, … FROM (VALUES (?, ?, …), …) AS v WHERE download.id = v.column1`).
+        let batches: [(rows: Int, sql: String)]
+
+        /// The sizes of the batched statements: few, so few are prepared and cached.
+        static let batchSizes = [64, 16, 4]
+
+        init(_ columns: [DownloadColumn]) {
+            self.columns = columns
+            single = "UPDATE download SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE id = ?"
+            let assignments = columns.enumerated().map { "\($1.rawValue) = v.column\($0 + 2)" }.joined(separator: ", ")
+            let row = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+            batches = Self.batchSizes.map { rows in
+                let values = Array(repeating: row, count: rows).joined(separator: ", ")
+                return (
+                    rows,
+                    "UPDATE download SET \(assignments) FROM (VALUES \(values)) AS v WHERE download.id = v.column1"
+                )
+            }
+        }
     }
 
-    static let updateLifecycle = update(lifecycle)
-    static let updateSettings = update(settings)
-    static let updateJob = update(job)
+    static let updateLifecycle = Update(lifecycle)
+    static let updateSettings = Update(settings)
+    static let updateJob = Update(job)
 
     /// `SELECT <every column, in order> FROM download`; append a `WHERE` or `ORDER BY`. Row positions follow
     /// ``allCases``.

@@ -42,6 +42,13 @@ struct DownloadRecordEncoder {
         _ columns: [DownloadColumn], of record: DownloadRecord, in values: inout [StoredValue]
     ) throws {
         values.removeAll(keepingCapacity: true)
+        try appendValues(columns, of: record, to: &values)
+    }
+
+    /// Appends the values of `columns` for `record`, in order, to `values`.
+    mutating func appendValues(
+        _ columns: [DownloadColumn], of record: DownloadRecord, to values: inout [StoredValue]
+    ) throws {
         for column in columns { values.append(try value(column, of: record)) }
     }
 

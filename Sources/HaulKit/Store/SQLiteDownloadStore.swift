@@ -133,7 +133,7 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([.init(columns: DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, records: records)])
+        try update([.init(statements: DownloadColumn.updateLifecycle, records: records)])
     }
 
     /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
@@ -156,46 +156,76 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Writes the options of `record` (changed after it was added).
     func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update([.init(columns: DownloadColumn.settings, sql: DownloadColumn.updateSettings, records: [record])])
+        try update([.init(statements: DownloadColumn.updateSettings, records: [record])])
     }
 
     /// Writes the job's columns of several records in one transaction.
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([.init(columns: DownloadColumn.job, sql: DownloadColumn.updateJob, records: records)])
+        try update([.init(statements: DownloadColumn.updateJob, records: records)])
     }
 
     /// Writes the life-cycle columns of `lifecycle` and the job's columns of `transfers` in one transaction.
     func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
         try update([
-            .init(columns: DownloadColumn.lifecycle, sql: DownloadColumn.updateLifecycle, records: lifecycle),
-            .init(columns: DownloadColumn.job, sql: DownloadColumn.updateJob, records: transfers),
+            .init(statements: DownloadColumn.updateLifecycle, records: lifecycle),
+            .init(statements: DownloadColumn.updateJob, records: transfers),
         ])
     }
 
-    /// Some columns of some records: `sql` updates `columns` of one record.
+    /// Some columns of some records, written with `statements`.
     private struct ColumnUpdate {
-        var columns: [DownloadColumn]
-        var sql: String
+        var statements: DownloadColumn.Update
         var records: [DownloadRecord]
     }
 
-    /// Performs `updates` in one transaction, each with one cached statement.
+    /// Performs `updates` in one transaction. Records go in batches of one statement each
+    /// (``DownloadColumn/Update``): SQLite frees a statement's registers when it ends, so each statement run for one
+    /// record allocated again for every text column it read back to rebuild the row (about 14 `malloc` calls per
+    /// small download), where a batch reuses them.
     private func update(_ updates: [ColumnUpdate]) throws(DownloadError) {
         guard updates.contains(where: { !$0.records.isEmpty }) else { return }
         var encoder = DownloadRecordEncoder()
         try write { db in
             for update in updates where !update.records.isEmpty {
-                let statement = SQLiteStatementBinder(try db.cachedStatement(sql: update.sql))
-                // One array for every record: the columns, then the id.
+                let statements = update.statements
+                let records = Self.lastOfEachID(update.records)
+                // One array for every statement run.
                 var values: [StoredValue] = []
-                values.reserveCapacity(update.columns.count + 1)
-                for record in update.records {
-                    try encoder.storeValues(update.columns, of: record, in: &values)
+                var next = records.startIndex
+                for (rows, sql) in statements.batches where records.endIndex - next >= rows {
+                    let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
+                    values.reserveCapacity(rows * (statements.columns.count + 1))
+                    while records.endIndex - next >= rows {
+                        values.removeAll(keepingCapacity: true)
+                        for record in records[next..<next + rows] {
+                            values.append(StoredValue(record.id))
+                            try encoder.appendValues(statements.columns, of: record, to: &values)
+                        }
+                        try statement.execute(values)
+                        next += rows
+                    }
+                }
+                guard next < records.endIndex else { continue }
+                let statement = SQLiteStatementBinder(try db.cachedStatement(sql: statements.single))
+                for record in records[next...] {
+                    try encoder.storeValues(statements.columns, of: record, in: &values)
                     values.append(StoredValue(record.id))
                     try statement.execute(values)
                 }
             }
         }
+    }
+
+    /// `records` with only the last of each id, in order: one batched statement that met an id twice would write
+    /// either (written one by one, the last one won).
+    private static func lastOfEachID(_ records: [DownloadRecord]) -> [DownloadRecord] {
+        guard records.count > 1 else { return records }
+        var seen = Set<Int64?>(minimumCapacity: records.count)
+        guard !records.allSatisfy({ seen.insert($0.id).inserted }) else { return records }
+        seen.removeAll(keepingCapacity: true)
+        var kept: [DownloadRecord] = []
+        for record in records.reversed() where seen.insert(record.id).inserted { kept.append(record) }
+        return kept.reversed()
     }
 
     /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).

@@ -192,6 +192,42 @@ struct DownloadStoreTests {
         try store.saveSettings(changed)
         #expect(try store.fetch(changed.downloadID) == changed)
     }
+
+    @Test(
+        "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins"
+    )
+    func batchSizesAndRepeatedIDs() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        // 64 + 16 + 4 + 3: each batched statement once, then three records alone; record 88 is not written.
+        let added = try store.insert((0..<88).map { Self.queued("http://a/\($0)") })
+        var transfers = Array(added.prefix(87))
+        for index in transfers.indices {
+            transfers[index].destinationPath = "/d/\(index)"
+            transfers[index].transfer.durableBytes = Int64(index)
+            transfers[index].transfer.totalBytes = index % 3 == 0 ? nil : Int64(index * 10)
+            transfers[index].transfer.etag = index % 2 == 0 ? "\"\(index)\"" : nil
+            transfers[index].transfer.hasPartData = index % 5 == 0
+            transfers[index].updatedAt = Self.date.addingTimeInterval(Double(index))
+            if index == 70 { transfers[index].transfer.segments = [Segment(id: 0, start: 0, end: 9, written: 4)] }
+        }
+        try store.saveTransfers(transfers)
+        #expect(try store.fetchAll() == transfers + [added[87]])
+
+        // The same id twice in one call: written one by one, the last won; batched, it still does.
+        var paused = transfers[1]
+        paused.state = .paused
+        var completed = transfers[1]
+        completed.state = .completed
+        completed.completedAt = Self.date.addingTimeInterval(9)
+        var others = Array(transfers[2..<20])
+        for index in others.indices { others[index].state = .failed }
+        // Both in the first batch of 16.
+        try store.saveLifecycle([paused] + others.prefix(5) + [completed] + others.dropFirst(5))
+        #expect(try store.fetch(completed.downloadID) == completed)
+        #expect(try store.fetch(others[5].downloadID)?.state == .failed)
+        #expect(try store.fetch(transfers[0].downloadID) == transfers[0])
+    }
 }
 
 extension DownloadRecord {
