@@ -92,6 +92,33 @@ enum DownloadColumn: String, CaseIterable, Sendable {
         }
     }
 
+    /// The statements that insert records (SQLite).
+    struct Insert: Sendable {
+        /// Every column but the id, in order.
+        let columns: [DownloadColumn]
+        /// `INSERT INTO download (url, …) VALUES (?, …)`: one record, SQLite picks its id.
+        let single: String
+        /// For each size, largest first (the last is 1): that many records, each its id then the columns
+        /// (`INSERT INTO download (id, url, …) VALUES (?, ?, …), …`).
+        let batches: [(rows: Int, sql: String)]
+
+        init() {
+            columns = DownloadColumn.allCases.filter { $0 != .id }
+            let names = columns.map(\.rawValue).joined(separator: ", ")
+            single =
+                "INSERT INTO download (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            let row = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+            batches = (Update.batchSizes + [1]).map { rows in
+                (
+                    rows,
+                    "INSERT INTO download (id, \(names)) VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))"
+                )
+            }
+        }
+    }
+
+    static let insertion = Insert()
+
     static let updateLifecycle = Update(lifecycle)
     static let updateSettings = Update(settings)
     static let updateJob = Update(job)

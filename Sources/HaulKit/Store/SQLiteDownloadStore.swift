@@ -110,22 +110,40 @@ final class SQLiteDownloadStore: DownloadStore {
     }
 
     /// Inserts new records in one transaction and returns them with their identifiers.
+    ///
+    /// The first record's id is SQLite's pick (the table's `AUTOINCREMENT`: one past the largest ever), and the
+    /// transaction then holds the write lock: the others get the ids SQLite would give them one by one, consecutive,
+    /// written in batched statements (one statement per record allocated SQLite's registers again for each).
     func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
-        let columns = DownloadColumn.allCases.filter { $0 != .id }
-        let sql = """
-            INSERT INTO download (\(columns.map(\.rawValue).joined(separator: ", ")))
-            VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))
-            """
+        let statements = DownloadColumn.insertion
         var encoder = DownloadRecordEncoder()
         var inserted = records
+        guard !inserted.isEmpty else { return inserted }
         try write { db in
-            let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
             var values: [StoredValue] = []
-            values.reserveCapacity(columns.count)
-            for index in inserted.indices {
-                try encoder.storeValues(columns, of: inserted[index], in: &values)
-                try statement.execute(values)
-                inserted[index].id = db.lastInsertedRowID
+            values.reserveCapacity(statements.columns.count)
+            try encoder.storeValues(statements.columns, of: inserted[0], in: &values)
+            try SQLiteStatementBinder(try db.cachedStatement(sql: statements.single)).execute(values)
+            var id = db.lastInsertedRowID
+            inserted[0].id = id
+            var next = 1
+            for (rows, sql) in statements.batches where inserted.count - next >= rows {
+                let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
+                values.reserveCapacity(rows * (statements.columns.count + 1))
+                while inserted.count - next >= rows {
+                    values.removeAll(keepingCapacity: true)
+                    for index in next..<next + rows {
+                        guard id < Int64.max else {
+                            throw DatabaseError(resultCode: .SQLITE_FULL, message: "no download id is left")
+                        }
+                        id += 1
+                        inserted[index].id = id
+                        values.append(.integer(id))
+                        try encoder.appendValues(statements.columns, of: inserted[index], to: &values)
+                    }
+                    try statement.execute(values)
+                    next += rows
+                }
             }
         }
         return inserted

@@ -193,6 +193,22 @@ struct DownloadStoreTests {
         #expect(try store.fetch(changed.downloadID) == changed)
     }
 
+    @Test("batched inserts: consecutive ids as SQLite gives them, never one used before, every record read back")
+    func batchedInserts() throws {
+        let directory = TemporaryDirectory()
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        let first = try store.insert((0..<3).map { Self.queued("http://a/\($0)") })
+        #expect(first.map(\.id) == [1, 2, 3])
+        try store.delete([first[2].downloadID])
+        // 1 that SQLite numbers, then batches of 64, 16 and 4, then two alone; the deleted id 3 is not used again.
+        var records = (0..<87).map { Self.queued("http://b/\($0)") }
+        records[40] = try Self.everyColumnSet()
+        let inserted = try store.insert(records)
+        #expect(inserted.map(\.id) == (4...90).map { Int64($0) })
+        #expect(try store.fetchAll() == Array(first.prefix(2)) + inserted)
+        #expect(try store.insert([Self.queued("http://c")]).first?.id == 91)
+    }
+
     @Test(
         "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins"
     )
