@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The embedded ``DownloadStore``: one SQLite file in WAL mode, shared safely by several processes (`haul list`
 /// while `haul run` works). Each call is one transaction. Claims are byte-range locks on a file beside it
@@ -8,12 +9,20 @@ final class SQLiteDownloadStore: DownloadStore {
     let path: String
     private let database: DatabasePool
     private let locks: DownloadLocks
+    /// Whether updates of many records go in batched statements (`UPDATE … FROM`, SQLite 3.33 and later).
+    private let batchesUpdates: Bool
 
     var location: String { path }
 
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    init(path: String) throws(DownloadError) {
+    /// Whether this process's SQLite runs `UPDATE … FROM` (3.33, 2020; older systems, such as Ubuntu 20.04's 3.31,
+    /// update one record per statement).
+    static let runsUpdateFrom = sqlite3_libversion_number() >= 3_033_000
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date. `batchesUpdates`: false
+    /// writes one record per statement, as on an SQLite without `UPDATE … FROM`.
+    init(path: String, batchesUpdates: Bool = runsUpdateFrom) throws(DownloadError) {
         self.path = path
+        self.batchesUpdates = batchesUpdates && Self.runsUpdateFrom
         do {
             // Requests may carry credentials (`-H 'Authorization: …'`): only the owner may read the state.
             try FileSystem.createPrivateDirectory(FileSystem.parent(of: path))
@@ -210,7 +219,7 @@ final class SQLiteDownloadStore: DownloadStore {
                 // One array for every statement run.
                 var values: [StoredValue] = []
                 var next = records.startIndex
-                for (rows, sql) in statements.batches where records.endIndex - next >= rows {
+                for (rows, sql) in statements.batches where batchesUpdates && records.endIndex - next >= rows {
                     let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
                     values.reserveCapacity(rows * (statements.columns.count + 1))
                     while records.endIndex - next >= rows {

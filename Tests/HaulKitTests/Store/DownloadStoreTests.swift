@@ -210,11 +210,13 @@ struct DownloadStoreTests {
     }
 
     @Test(
-        "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins"
+        "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins",
+        arguments: [true, false]
     )
-    func batchSizesAndRepeatedIDs() throws {
+    func batchSizesAndRepeatedIDs(batched: Bool) throws {
         let directory = TemporaryDirectory()
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        // Batched, and one record per statement (an SQLite older than 3.33).
+        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path, batchesUpdates: batched)
         // 64 + 16 + 4 + 3: each batched statement once, then three records alone; record 88 is not written.
         let added = try store.insert((0..<88).map { Self.queued("http://a/\($0)") })
         var transfers = Array(added.prefix(87))
