@@ -26,7 +26,7 @@ final class MirrorSet: Sendable {
     private let statuses: Mutex<[Status]>
 
     /// No mirrors: one set shared by every download without any (nothing in it ever changes).
-    static let none = MirrorSet(urls: [])
+    static let empty = MirrorSet(urls: [])
 
     init(urls: [String]) {
         self.urls = urls

@@ -207,7 +207,7 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Performs `updates` in one transaction. Records go in batches of one statement each
     /// (``DownloadColumn/Update``): SQLite frees a statement's registers when it ends, so each statement run for one
-    /// record allocated again for every text column it read back to rebuild the row (about 14 `malloc` calls per
+    /// record allocated again for every text column it read back to rebuild the row (about 11 `malloc` calls per
     /// small download), where a batch reuses them.
     private func update(_ updates: [ColumnUpdate]) throws(DownloadError) {
         guard updates.contains(where: { !$0.records.isEmpty }) else { return }

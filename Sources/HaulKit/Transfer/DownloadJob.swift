@@ -77,7 +77,8 @@ struct DownloadJob {
         self.hostLimiter = hostLimiter
         self.environment = environment
         target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
-        mirrors = record.options.mirrors.isEmpty ? .none : MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
+        mirrors =
+            record.options.mirrors.isEmpty ? .empty : MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             startingWith: 0)
