@@ -113,5 +113,4 @@ struct SQLiteStatementBinder {
 
     /// `SQLITE_TRANSIENT`: SQLite copies the text before the call returns.
     private static let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
-
 }

@@ -47,16 +47,13 @@ struct BodyWriter: Sendable {
     ) async throws -> Ending {
         // With tasks on the event loops (`TaskPlacement`), a small body held in memory stays on its loop; one that
         // goes to disk, possibly gigabytes, leaves it, so that the loop reads while the file is written.
-        if sink is HeldBody || !TaskPlacement.tasksRunOnEventLoops {
-            return try await watchdog.watch { stall in
-                try await receive(body, from: start, overlap: overlap, room: room, stall: stall, wrote: wrote)
-            }
-        }
-        return try await withTaskExecutorPreference(TaskPlacement.offLoop) {
+        func watched() async throws -> Ending {
             try await watchdog.watch { stall in
                 try await receive(body, from: start, overlap: overlap, room: room, stall: stall, wrote: wrote)
             }
         }
+        if sink is HeldBody || !TaskPlacement.tasksRunOnEventLoops { return try await watched() }
+        return try await withTaskExecutorPreference(TaskPlacement.offLoop) { try await watched() }
     }
 
     private func receive(
