@@ -81,7 +81,7 @@ enum DownloadColumn: String, CaseIterable, Sendable {
             self.columns = columns
             single = "UPDATE download SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE id = ?"
             let assignments = columns.enumerated().map { "\($1.rawValue) = v.column\($0 + 2)" }.joined(separator: ", ")
-            let row = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+            let row = placeholders(columns.count + 1)
             batches = Self.batchSizes.map { rows in
                 let values = Array(repeating: row, count: rows).joined(separator: ", ")
                 return (
@@ -106,8 +106,8 @@ enum DownloadColumn: String, CaseIterable, Sendable {
             columns = DownloadColumn.allCases.filter { $0 != .id }
             let names = columns.map(\.rawValue).joined(separator: ", ")
             single =
-                "INSERT INTO download (\(names)) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-            let row = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+                "INSERT INTO download (\(names)) VALUES \(placeholders(columns.count))"
+            let row = placeholders(columns.count + 1)
             batches = (Update.batchSizes + [1]).map { rows in
                 (
                     rows,
@@ -115,6 +115,11 @@ enum DownloadColumn: String, CaseIterable, Sendable {
                 )
             }
         }
+    }
+
+    /// `(?, ?, …)`: one row of `count` parameters.
+    static func placeholders(_ count: Int) -> String {
+        "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
     }
 
     static let insertion = Insert()
