@@ -178,14 +178,15 @@ public final class TestOrigin: Sendable {
         self.port = channel.channel.localAddress?.port ?? 0
     }
 
-    /// Starts an origin on a free port of 127.0.0.1; with `tls`, it speaks HTTPS (see ``TestCertificates``).
-    public static func start(tls: TLSConfiguration? = nil) async throws -> TestOrigin {
+    /// Starts an origin on a free port of 127.0.0.1, or on `port` (one a stopped origin had); with `tls`, it speaks
+    /// HTTPS (see ``TestCertificates``).
+    public static func start(tls: TLSConfiguration? = nil, port: Int = 0) async throws -> TestOrigin {
         let stopping = StopFlag()
         let context = try tls.map { try NIOSSLContext(configuration: $0) }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: "127.0.0.1", port: 0) {
+            .bind(host: "127.0.0.1", port: port) {
                 (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>> in
                 if stopping.isSet {
                     return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)

@@ -61,6 +61,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let destinationInUse = Code(rawValue: 25)
         /// A redirect from https to plain http, refused (``RedirectPolicy/allowsInsecureRedirects``).
         public static let insecureRedirect = Code(rawValue: 26)
+        /// Every connection to the host (or to the proxy in front of it) failed for the time allowed without
+        /// progress, so its downloads fail at once instead of each trying for that long.
+        public static let hostUnreachable = Code(rawValue: 27)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -123,6 +126,18 @@ extension DownloadError {
             code: .networkFailure, summary: "network failure: \(detail)",
             suggestion: "check the connection and the host name; Haul retries and resumes on its own",
             isTransient: true)
+    }
+
+    /// Every connection to `route` failed for `duration`: `attempts` in all, the last with `last`.
+    public static func hostUnreachable(
+        _ route: String, for duration: Duration, attempts: Int, last: DownloadError
+    ) -> DownloadError {
+        .init(
+            code: .hostUnreachable,
+            summary: "could not connect to \(route) for \(duration.wholeSeconds) s (\(attempts) attempt"
+                + "\(attempts == 1 ? "" : "s") failed, the last with \(last.summary))",
+            suggestion: "check that the host is up and reachable (its name, the network, any proxy), then resume these "
+                + "downloads", isTransient: false)
     }
 
     public static func stalled(seconds: Int) -> DownloadError {

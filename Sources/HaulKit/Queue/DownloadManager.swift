@@ -102,7 +102,9 @@ public actor DownloadManager {
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
             tls: configuration.tls, addressFamily: configuration.addressFamily)
-        session = HTTPSession(transport: transport, netrc: configuration.netrc, cookies: configuration.cookies)
+        session = HTTPSession(
+            transport: transport, netrc: configuration.netrc, cookies: configuration.cookies,
+            gate: HostGate(policy: configuration.retry, clock: configuration.clock))
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
         for (host, limit) in configuration.hostSpeedLimits {
             guard limit > 0 else { throw .invalidRequest("the speed limit for \(host) must be positive, got \(limit)") }

@@ -54,6 +54,24 @@ extension DownloadError {
         }
     }
 
+    /// Whether `error` means that no connection could be made (refused, unreachable, timed out, a name that does not
+    /// resolve), so the host never answered; errors after connecting (a reset, a cut body, TLS) do not count.
+    static func isConnectFailure(_ error: any Error) -> Bool {
+        switch error {
+        case is NIOConnectionError, is SocketAddressError, is SocketAddressError.UnknownHost:
+            return true
+        case let error as ChannelError:
+            if case .connectTimeout = error { return true }
+            return false
+        case let error as HTTPClientError:
+            return error == .connectTimeout || error == .tlsHandshakeTimeout
+        case let error as IOError:
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT].contains(error.errnoCode)
+        default:
+            return false
+        }
+    }
+
     private static func mapping(_ error: HTTPClientError, stallTimeout: Duration) -> DownloadError {
         switch error {
         case .readTimeout, .deadlineExceeded:

@@ -9,6 +9,8 @@ struct HTTPSession: Sendable {
     let transport: HTTPTransport
     let netrc: Netrc?
     let cookies: CookieJar?
+    /// The hosts that refuse every connection; their requests fail at once once that has lasted long enough.
+    let gate: HostGate
     let authenticator = Authenticator()
 
     /// Sends `GET url` with `profile`'s headers and the range, follows up to ``HTTPTransport/maximumRedirects``
@@ -65,8 +67,18 @@ struct HTTPSession: Sendable {
             // AsyncHTTPClient's own trace shows headers unmasked and bodies in hex: it gets debug at most.
             var clientLogger = logger
             clientLogger.logLevel = max(logger.logLevel, .debug)
-            let response = try await transport.get(
-                current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
+            // No new async function here: each one's frame may cost an allocation per request.
+            let probing = try admit(current, logger: logger)
+            defer { if let probing { gate.probeEnded(probing) } }
+            let response: HTTPClientResponse
+            do {
+                response = try await transport.get(
+                    current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
+            } catch let error where DownloadError.isConnectFailure(error) {
+                gate.failed(transport.route(for: current), with: .mapping(error, stallTimeout: .zero))
+                throw error
+            }
+            if !gate.isClear { gate.answered(transport.route(for: current)) }
             logger.debug(
                 "response",
                 metadata: [
@@ -120,6 +132,23 @@ struct HTTPSession: Sendable {
             redirects += 1
             challengesAnswered = 0
             current = target
+        }
+    }
+
+    /// Asks the ``HostGate`` whether a request may go to `url`: throws ``DownloadError/Code/hostUnreachable`` when
+    /// its host has refused every connection for long enough; returns the host's route when this request is the one
+    /// that checks whether it is back (``HostGate/probeEnded(_:)`` must follow).
+    private func admit(_ url: URL, logger: Logger) throws(DownloadError) -> String? {
+        if gate.isClear { return nil }
+        let route = transport.route(for: url)
+        switch gate.admit(route) {
+        case .send:
+            return nil
+        case .probe:
+            logger.debug("trying a host that refused every connection", metadata: ["host": "\(route)"])
+            return route
+        case .refuse(let error):
+            throw error
         }
     }
 

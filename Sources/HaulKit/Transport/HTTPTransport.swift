@@ -140,6 +140,19 @@ final class HTTPTransport: Sendable {
         }
     }
 
+    /// Where a request for `url` connects, in words: the proxy the settings choose for its host, else the host and
+    /// port (`example.com:443`). Requests with one route share the host's fate in ``HostGate``.
+    func route(for url: URL) -> String {
+        if let settings = key.proxy, let proxy = settings.proxy(for: url),
+            let endpoint = try? ProxySettings.endpoint(proxy)
+        {
+            return "the proxy \(endpoint.host):\(endpoint.port)"
+        }
+        let host = url.host ?? ""
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        return "\(host.contains(":") ? "[\(host)]" : host.lowercased()):\(port)"
+    }
+
     /// Sends `GET url` with `headers` and returns once the response head has arrived; the body streams after.
     /// With `decoding`, a gzip or deflate body arrives decoded. The request goes through the proxy the settings
     /// choose for its host.

@@ -42,11 +42,32 @@ struct DownloadErrorTests {
         #expect(!error.isTransient)
     }
 
+    @Test(
+        "only failures to connect count against a host (HostGate); failures after connecting do not",
+        arguments: [
+            (IOError(errnoCode: ECONNREFUSED, reason: "connect") as any Error, true),
+            (IOError(errnoCode: EHOSTUNREACH, reason: "connect"), true),
+            (IOError(errnoCode: ENETUNREACH, reason: "connect"), true),
+            (HTTPClientError.connectTimeout, true),
+            (HTTPClientError.tlsHandshakeTimeout, true),
+            (ChannelError.connectTimeout(.seconds(10)), true),
+            (IOError(errnoCode: ECONNRESET, reason: "read"), false),
+            (HTTPClientError.remoteConnectionClosed, false),
+            (HTTPClientError.readTimeout, false),
+            (ChannelError.ioOnClosedChannel, false),
+            (HTTPParserError.invalidEOFState, false),
+            (DownloadError.networkFailure("x"), false),
+        ] as [(any Error, Bool)])
+    func connectFailures(_ error: any Error, _ counts: Bool) {
+        #expect(DownloadError.isConnectFailure(error) == counts)
+    }
+
     @Test("error codes are stable")
     func stableCodes() {
         #expect(DownloadError.Code.networkFailure.rawValue == 1)
         #expect(DownloadError.Code.checksumMismatch.rawValue == 13)
         #expect(DownloadError.Code.diskFull.rawValue == 14)
+        #expect(DownloadError.Code.hostUnreachable.rawValue == 27)
         #expect(DownloadError.Code.internalError.rawValue == 99)
     }
 }

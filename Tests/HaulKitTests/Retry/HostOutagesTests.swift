@@ -1,0 +1,95 @@
+import Testing
+
+@testable import HaulKit
+
+/// Hosts that refuse every connection, as a value: each decision in one line, no network, no clock.
+@Suite("Host outages")
+struct HostOutagesTests {
+    private let refused = DownloadError.networkFailure("could not connect to a:80 (connection refused)")
+
+    /// A table whose hosts fail at once after 90 s down, probed at most once a minute.
+    private func table() -> HostOutages { HostOutages(limit: .seconds(90), probeInterval: .seconds(60)) }
+
+    private func isRefused(_ admission: HostOutages.Admission) -> Bool {
+        if case .refuse = admission { return true }
+        return false
+    }
+
+    @Test("a host not known to be down is sent to; failures within the limit change nothing")
+    func withinLimit() {
+        var outages = table()
+        #expect(outages.admit("a:80", at: .zero) == .send)
+        outages.failed("a:80", with: refused, at: .seconds(1))
+        outages.failed("a:80", with: refused, at: .seconds(50))
+        #expect(outages.admit("a:80", at: .seconds(90)) == .send)  // down for 89 s
+        #expect(outages.admit("b:80", at: .seconds(91)) == .send)
+        #expect(outages.outages["a:80"]?.failures == 2)
+    }
+
+    @Test("after the limit one probe goes through and the rest fail at once, with what happened")
+    func probeThenRefuse() throws {
+        var outages = table()
+        outages.failed("a:80", with: refused, at: .seconds(0))
+        outages.failed("a:80", with: refused, at: .seconds(80))
+        #expect(outages.admit("a:80", at: .seconds(90)) == .probe)
+        guard case .refuse(let error) = outages.admit("a:80", at: .seconds(91)) else {
+            Issue.record("a second request during the probe was let through")
+            return
+        }
+        #expect(error.code == .hostUnreachable)
+        #expect(!error.isTransient)
+        #expect(error.summary.contains("could not connect to a:80 for 91 s (2 attempts failed"))
+        #expect(error.summary.contains("connection refused"))
+        // Another host is not affected.
+        #expect(outages.admit("b:80", at: .seconds(91)) == .send)
+    }
+
+    @Test("a failed probe is followed by the next only after the probe interval")
+    func probeInterval() {
+        var outages = table()
+        outages.failed("a:80", with: refused, at: .seconds(0))
+        #expect(outages.admit("a:80", at: .seconds(90)) == .probe)
+        outages.failed("a:80", with: refused, at: .seconds(91))
+        #expect(isRefused(outages.admit("a:80", at: .seconds(92))))
+        #expect(isRefused(outages.admit("a:80", at: .seconds(149))))
+        #expect(outages.admit("a:80", at: .seconds(150)) == .probe)
+        #expect(outages.outages["a:80"]?.failures == 2)
+    }
+
+    @Test("a probe that ends without connecting (cancelled) frees the slot for the next interval")
+    func probeEndedWithoutAnswer() {
+        var outages = table()
+        outages.failed("a:80", with: refused, at: .seconds(0))
+        outages.failed("a:80", with: refused, at: .seconds(80))
+        #expect(outages.admit("a:80", at: .seconds(90)) == .probe)
+        outages.probeEnded("a:80")
+        #expect(isRefused(outages.admit("a:80", at: .seconds(100))))
+        #expect(outages.admit("a:80", at: .seconds(150)) == .probe)
+    }
+
+    @Test("any answer ends the outage")
+    func answerEndsOutage() {
+        var outages = table()
+        outages.failed("a:80", with: refused, at: .seconds(0))
+        #expect(outages.admit("a:80", at: .seconds(90)) == .probe)
+        outages.answered("a:80")
+        #expect(outages.outages.isEmpty)
+        #expect(outages.admit("a:80", at: .seconds(91)) == .send)
+        // A new outage is timed from its own first failure.
+        outages.failed("a:80", with: refused, at: .seconds(100))
+        #expect(outages.admit("a:80", at: .seconds(189)) == .send)
+        #expect(outages.admit("a:80", at: .seconds(190)) == .probe)
+    }
+
+    @Test("evidence older than the limit is forgotten: a download that comes much later gets its own tries")
+    func staleOutageForgotten() {
+        var outages = table()
+        outages.failed("a:80", with: refused, at: .seconds(0))
+        outages.failed("a:80", with: refused, at: .seconds(50))
+        #expect(outages.admit("a:80", at: .seconds(100)) == .probe)
+        outages.failed("a:80", with: refused, at: .seconds(101))
+        #expect(isRefused(outages.admit("a:80", at: .seconds(120))))
+        #expect(outages.admit("a:80", at: .seconds(192)) == .send)  // no failure since 101: 91 s ago
+        #expect(outages.outages.isEmpty)
+    }
+}
