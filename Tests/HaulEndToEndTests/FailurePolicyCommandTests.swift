@@ -168,6 +168,25 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("a list for a host that refuses every connection ends once the host has refused for the time bound")
+        func listForHostThatIsDown() async throws {
+            let directory = TemporaryDirectory()
+            // 40 files, 4 at a time, 2 s each without the host gate: 20 s; with it, about 2 s.
+            let list = (0..<40).map { "http://127.0.0.1:1/f\($0).bin" }.joined(separator: "\n")
+            let result = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "-q", "-j", "4", "--retries", "1000", "--retry-max-time", "2", "-i", "-", "-d",
+                    directory.path, "--state-dir", directory.file("state").path,
+                ],
+                standardInput: list)
+            #expect(result.status == 6, "\(result.error)")
+            let lines = result.error.split(separator: "\n")
+            let together = lines.filter { $0.contains("could not connect to 127.0.0.1:1 for 2 s") }
+            #expect(together.count >= 30, "\(result.error)")
+            #expect(together.allSatisfy { $0.contains("connection refused") && $0.contains("then resume") })
+        }
+
         @Test("two list entries with one destination are a usage error, before anything is fetched")
         func duplicateOutNames() async throws {
             let directory = TemporaryDirectory()
