@@ -5,8 +5,8 @@
 /// a list of 10,000 files at 16 at a time would take hours to fail. Once every connection to a host (or to the proxy
 /// in front of it) has failed for that long, its downloads fail at once with ``DownloadError/Code/hostUnreachable``.
 /// One request at a time still tries, at most once per ``RetryPolicy/maxDelay``, so a host that comes back is
-/// found; any response from it, even an error status, ends the outage. Evidence older than the bound (no attempt
-/// since) is forgotten: a download added long after gets its own tries.
+/// found; any response from it, even an error status, ends the outage. Evidence older than the bound and the probe
+/// interval (no attempt since) is forgotten: a download added long after gets its own tries.
 struct HostOutages: Sendable, Equatable {
     /// Whether a request may go to a host.
     enum Admission: Sendable, Equatable {
@@ -43,8 +43,8 @@ struct HostOutages: Sendable, Equatable {
     /// Decides whether a request may go to `route` (a host and port, or a proxy) at `now`.
     mutating func admit(_ route: String, at now: Duration) -> Admission {
         guard var outage = outages[route] else { return .send }
-        if now - outage.lastFailure > limit {
-            outages[route] = nil  // nobody has tried for a whole bound: the evidence is stale
+        if now - outage.lastFailure > max(limit, probeInterval) {
+            outages[route] = nil  // nobody has tried for a whole bound or probe interval: the evidence is stale
             return .send
         }
         let down = now - outage.since

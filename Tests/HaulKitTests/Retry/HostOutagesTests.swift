@@ -91,5 +91,12 @@ struct HostOutagesTests {
         #expect(isRefused(outages.admit("a:80", at: .seconds(120))))
         #expect(outages.admit("a:80", at: .seconds(192)) == .send)  // no failure since 101: 91 s ago
         #expect(outages.outages.isEmpty)
+        // A probe interval longer than the bound keeps the evidence until the next probe is due.
+        var slow = HostOutages(limit: .seconds(30), probeInterval: .seconds(60))
+        slow.failed("a:80", with: refused, at: .seconds(0))
+        #expect(slow.admit("a:80", at: .seconds(30)) == .probe)
+        slow.failed("a:80", with: refused, at: .seconds(31))
+        #expect(isRefused(slow.admit("a:80", at: .seconds(80))))
+        #expect(slow.admit("a:80", at: .seconds(90)) == .probe)
     }
 }
