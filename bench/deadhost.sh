@@ -18,7 +18,7 @@ count_connects=0
 perf stat -e syscalls:sys_enter_connect -x, -o /dev/null true 2>/dev/null && count_connects=1
 mkdir -p bench/results
 csv=bench/results/deadhost-$(date -u +%Y-%m-%d-%H%M).csv
-echo "binary,run,urls,limit_s,wall_s,connects,host_unreachable,gave_up,exit" > "$csv"
+echo "binary,run,urls,limit_s,wall_s,connects,host_down,gave_up,exit" > "$csv"
 for run in $(seq 1 "$RUNS"); do
     for haul in "$@"; do
         d="$work/run"; rm -rf "$d"; mkdir -p "$d"
@@ -39,10 +39,10 @@ for run in $(seq 1 "$RUNS"); do
             connects=-
         fi
         wall=$(echo "$(date +%s.%N) - $start" | bc)
-        unreachable=$(grep -cE "could not connect to .* for [0-9]+ s \(" "$d/err" || true)
+        down=$(grep -cE "every request to .* failed for [0-9]+ s \(" "$d/err" || true)
         gaveup=$(grep -c "gave up" "$d/err" || true)
         printf '%s,%s,%s,%s,%.1f,%s,%s,%s,%s\n' "$(basename "$haul")" "$run" "$COUNT" "$LIMIT" "$wall" "$connects" \
-            "$unreachable" "$gaveup" "$status" | tee -a "$csv"
+            "$down" "$gaveup" "$status" | tee -a "$csv"
     done
 done
 echo "wrote $csv"

@@ -182,7 +182,7 @@ extension EndToEnd {
                 standardInput: list)
             #expect(result.status == 6, "\(result.error)")
             let lines = result.error.split(separator: "\n")
-            let together = lines.filter { $0.contains("could not connect to 127.0.0.1:1 for 2 s") }
+            let together = lines.filter { $0.contains("every request to 127.0.0.1:1 failed for 2 s") }
             #expect(together.count >= 30, "\(result.error)")
             #expect(together.allSatisfy { $0.contains("connection refused") && $0.contains("then resume") })
         }

@@ -61,9 +61,10 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let destinationInUse = Code(rawValue: 25)
         /// A redirect from https to plain http, refused (``RedirectPolicy/allowsInsecureRedirects``).
         public static let insecureRedirect = Code(rawValue: 26)
-        /// Every connection to the host (or to the proxy in front of it) failed for the time allowed without
-        /// progress, so its downloads fail at once instead of each trying for that long.
-        public static let hostUnreachable = Code(rawValue: 27)
+        /// Every request to the host (or to the proxy in front of it) failed for the time allowed without
+        /// progress (no connection, no answer, or 5xx, 408 and 429), so its downloads fail at once instead of each
+        /// trying for that long.
+        public static let hostDown = Code(rawValue: 27)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -128,14 +129,14 @@ extension DownloadError {
             isTransient: true)
     }
 
-    /// Every connection to `route` failed for `duration`: `attempts` in all, the last with `last`.
-    public static func hostUnreachable(
+    /// Every request to `route` failed for `duration`: `attempts` in all, the last with `last`.
+    public static func hostDown(
         _ route: String, for duration: Duration, attempts: Int, last: DownloadError
     ) -> DownloadError {
         .init(
-            code: .hostUnreachable,
-            summary: "could not connect to \(route) for \(duration.wholeSeconds) s (\(attempts) attempt"
-                + "\(attempts == 1 ? "" : "s") failed, the last with \(last.summary))",
+            code: .hostDown,
+            summary: "every request to \(route) failed for \(duration.wholeSeconds) s (\(attempts) attempt"
+                + "\(attempts == 1 ? "" : "s"), the last with \(last.summary))",
             suggestion: "check that the host is up and reachable (its name, the network, any proxy), then resume these "
                 + "downloads", isTransient: false)
     }

@@ -3,7 +3,7 @@
 ///
 /// Without it, each download of a host that is down would try for its own ``RetryPolicy/maxTimeWithoutProgress``:
 /// a list of 10,000 files at 16 at a time would take hours to fail. Once every connection to a host (or to the proxy
-/// in front of it) has failed for that long, its downloads fail at once with ``DownloadError/Code/hostUnreachable``.
+/// in front of it) has failed for that long, its downloads fail at once with ``DownloadError/Code/hostDown``.
 /// One request at a time still tries, at most once per ``RetryPolicy/maxDelay``, so a host that comes back is
 /// found; any response from it, even an error status, ends the outage. Evidence older than the bound and the probe
 /// interval (no attempt since) is forgotten: a download added long after gets its own tries.
@@ -55,7 +55,7 @@ struct HostOutages: Sendable, Equatable {
             outages[route] = outage
             return .probe
         }
-        return .refuse(.hostUnreachable(route, for: down, attempts: outage.failures, last: outage.lastError))
+        return .refuse(.hostDown(route, for: down, attempts: outage.failures, last: outage.lastError))
     }
 
     /// Notes that a connection to `route` could not be made at `now`, with `error`.

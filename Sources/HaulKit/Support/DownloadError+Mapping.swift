@@ -54,22 +54,12 @@ extension DownloadError {
         }
     }
 
-    /// Whether `error` means that no connection could be made (refused, unreachable, timed out, a name that does not
-    /// resolve), so the host never answered; errors after connecting (a reset, a cut body, TLS) do not count.
-    static func isConnectFailure(_ error: any Error) -> Bool {
-        switch error {
-        case is NIOConnectionError, is SocketAddressError, is SocketAddressError.UnknownHost:
-            return true
-        case let error as ChannelError:
-            if case .connectTimeout = error { return true }
-            return false
-        case let error as HTTPClientError:
-            return error == .connectTimeout || error == .tlsHandshakeTimeout
-        case let error as IOError:
-            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT].contains(error.errnoCode)
-        default:
-            return false
-        }
+    /// Whether `error`, raised before any response arrived, counts against the host (``HostGate``): any error worth
+    /// retrying (no connection, a reset, no answer in time), never a cancellation (a pause) or a final error.
+    static func isHostFailure(_ error: any Error) -> Bool {
+        if error is CancellationError { return false }
+        if let error = error as? HTTPClientError, error == .cancelled { return false }
+        return mapping(error, stallTimeout: .zero).isTransient
     }
 
     private static func mapping(_ error: HTTPClientError, stallTimeout: Duration) -> DownloadError {

@@ -318,8 +318,11 @@ struct DownloadJob {
         -> (response: HTTPClientResponse, url: URL)
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
-        state.update { $0.activeConnections = 1 }
         let (url, generation) = await target.current
+        state.update {
+            $0.activeConnections = 1
+            $0.source = url
+        }
         requestedGeneration = generation
         var profile = requestProfile
         if let existingModified, request.start == 0 {

@@ -7,7 +7,8 @@ import Logging
 /// claims bytes that are not on disk; a checkpoint whose generation was superseded (the file was cut back in the
 /// meantime) is discarded by the store. A failed sync is never swallowed: the kernel reports a lost write-back once,
 /// so the download fails, and the record stops trusting any byte the last good checkpoint did not claim.
-/// Each tick also tells the download's ``Retrier`` how many bytes are on disk (progress from any connection).
+/// Each tick also tells the download's ``Retrier`` how many bytes are on disk (progress from any connection), and
+/// the ``HostGate`` that the download's host serves when bytes came.
 struct JobMonitor: Sendable {
     let id: DownloadID
     let state: TransferState
@@ -24,6 +25,7 @@ struct JobMonitor: Sendable {
         var lastCheckpoint = Duration.zero
         var lastProgress: DownloadProgress?
         var committed: (generation: Int64, bytes: Int64)?
+        var lastTransferred: Int64 = 0
         while !Task.isCancelled {
             let now = stopwatch.elapsed
             gauge.record(bytes: state.current.transferred, at: now.inSeconds)
@@ -34,6 +36,12 @@ struct JobMonitor: Sendable {
             }
             let progress = state.progress
             retrier.observe(bytes: progress.receivedBytes)
+            let (transferred, source) = state.update { ($0.transferred, $0.source) }
+            if transferred > lastTransferred, let source {
+                // Bytes came since the last tick: the host serves, whatever other requests to it meet.
+                environment.session.noteProgress(from: source)
+            }
+            lastTransferred = transferred
             // Nothing to say until the size is known or bytes arrive.
             let moved = progress.expectedBytes != nil || progress.receivedBytes > 0
             if moved, progress != lastProgress {

@@ -18,6 +18,9 @@ final class TransferState: Sendable {
         var transferred: Int64 = 0
         var bytesPerSecond: Double = 0
         var activeConnections = 0
+        /// The URL of the last request sent (before any redirect): while bytes arrive, its host is credited as
+        /// serving (``HostGate``).
+        var source: String?
         /// True once the last byte is written and `total` is final.
         var finished = false
         /// The part file being written, once its name is known.

@@ -9,7 +9,7 @@ struct HTTPSession: Sendable {
     let transport: HTTPTransport
     let netrc: Netrc?
     let cookies: CookieJar?
-    /// The hosts that refuse every connection; their requests fail at once once that has lasted long enough.
+    /// The hosts that fail every request; their requests fail at once once that has lasted long enough.
     let gate: HostGate
     let authenticator = Authenticator()
 
@@ -74,11 +74,19 @@ struct HTTPSession: Sendable {
             do {
                 response = try await transport.get(
                     current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
-            } catch let error where DownloadError.isConnectFailure(error) {
+            } catch let error where !Task.isCancelled && DownloadError.isHostFailure(error) {
                 gate.failed(transport.route(for: current), with: .mapping(error, stallTimeout: .zero))
                 throw error
             }
-            if !gate.isClear { gate.answered(transport.route(for: current)) }
+            let code = Int(response.status.code)
+            if code >= 500 || code == 408 || code == 429 {
+                // An answer that says "not now" is no sign the host serves: a CDN in front of a dead origin says 502.
+                gate.failed(
+                    transport.route(for: current),
+                    with: .httpStatus(code, reason: response.status.reasonPhrase, url: current.absoluteString))
+            } else if !gate.isClear {
+                gate.answered(transport.route(for: current))
+            }
             logger.debug(
                 "response",
                 metadata: [
@@ -135,9 +143,17 @@ struct HTTPSession: Sendable {
         }
     }
 
-    /// Asks the ``HostGate`` whether a request may go to `url`: throws ``DownloadError/Code/hostUnreachable`` when
-    /// its host has refused every connection for long enough; returns the host's route when this request is the one
-    /// that checks whether it is back (``HostGate/probeEnded(_:)`` must follow).
+    /// Notes that bytes arrived from `url` (a response still being received): its host serves, whatever other
+    /// requests to it meet (a server that refuses connections beyond a limit while it sends to the first ones).
+    func noteProgress(from url: String) {
+        if gate.isClear { return }
+        guard let parsed = URL(string: url) else { return }
+        gate.answered(transport.route(for: parsed))
+    }
+
+    /// Asks the ``HostGate`` whether a request may go to `url`: throws ``DownloadError/Code/hostDown`` when every
+    /// request to its host has failed for long enough; returns the host's route when this request is the one that
+    /// checks whether it is back (``HostGate/probeEnded(_:)`` must follow).
     private func admit(_ url: URL, logger: Logger) throws(DownloadError) -> String? {
         if gate.isClear { return nil }
         let route = transport.route(for: url)
@@ -145,7 +161,7 @@ struct HTTPSession: Sendable {
         case .send:
             return nil
         case .probe:
-            logger.debug("trying a host that refused every connection", metadata: ["host": "\(route)"])
+            logger.debug("trying a host that failed every request", metadata: ["host": "\(route)"])
             return route
         case .refuse(let error):
             throw error

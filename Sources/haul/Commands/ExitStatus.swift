@@ -31,7 +31,7 @@ enum ExitStatus {
         case .checksumMismatch: checksumMismatch
         case .tlsFailure: tls
         case .serverError, .rateLimited, .httpClientError: httpError
-        case .networkFailure, .hostUnreachable, .stalled, .responseTruncated, .tooSlow: network
+        case .networkFailure, .hostDown, .stalled, .responseTruncated, .tooSlow: network
         default: downloadFailed
         }
     }

@@ -43,23 +43,23 @@ struct DownloadErrorTests {
     }
 
     @Test(
-        "only failures to connect count against a host (HostGate); failures after connecting do not",
+        "errors worth retrying count against a host (HostGate); a cancellation (a pause) and final errors do not",
         arguments: [
             (IOError(errnoCode: ECONNREFUSED, reason: "connect") as any Error, true),
             (IOError(errnoCode: EHOSTUNREACH, reason: "connect"), true),
-            (IOError(errnoCode: ENETUNREACH, reason: "connect"), true),
             (HTTPClientError.connectTimeout, true),
-            (HTTPClientError.tlsHandshakeTimeout, true),
+            (HTTPClientError.deadlineExceeded, true),
             (ChannelError.connectTimeout(.seconds(10)), true),
-            (IOError(errnoCode: ECONNRESET, reason: "read"), false),
-            (HTTPClientError.remoteConnectionClosed, false),
-            (HTTPClientError.readTimeout, false),
-            (ChannelError.ioOnClosedChannel, false),
-            (HTTPParserError.invalidEOFState, false),
-            (DownloadError.networkFailure("x"), false),
+            (IOError(errnoCode: ECONNRESET, reason: "read"), true),
+            (HTTPClientError.remoteConnectionClosed, true),
+            (DownloadError.networkFailure("x"), true),
+            (CancellationError(), false),
+            (HTTPClientError.cancelled, false),
+            (HTTPClientError.invalidURL, false),
+            (DownloadError.diskFull(path: "/x"), false),
         ] as [(any Error, Bool)])
-    func connectFailures(_ error: any Error, _ counts: Bool) {
-        #expect(DownloadError.isConnectFailure(error) == counts)
+    func hostFailures(_ error: any Error, _ counts: Bool) {
+        #expect(DownloadError.isHostFailure(error) == counts)
     }
 
     @Test("error codes are stable")
@@ -67,7 +67,7 @@ struct DownloadErrorTests {
         #expect(DownloadError.Code.networkFailure.rawValue == 1)
         #expect(DownloadError.Code.checksumMismatch.rawValue == 13)
         #expect(DownloadError.Code.diskFull.rawValue == 14)
-        #expect(DownloadError.Code.hostUnreachable.rawValue == 27)
+        #expect(DownloadError.Code.hostDown.rawValue == 27)
         #expect(DownloadError.Code.internalError.rawValue == 99)
     }
 }

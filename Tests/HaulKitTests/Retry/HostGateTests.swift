@@ -24,12 +24,12 @@ struct HostGateTests {
         }
     }
 
-    /// Wakes the next sleeper on `clock` whenever one waits, until cancelled.
-    private func drive(_ clock: MockClock) -> Task<Void, Never> {
+    /// Wakes the next sleeper on `clock` whenever one waits, looking every `step` of real time, until cancelled.
+    private func drive(_ clock: MockClock, every step: Duration = .milliseconds(2)) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
                 if let next = clock.pendingDelays.first { clock.advance(by: next) }
-                try? await Task.sleep(for: .milliseconds(2))
+                try? await Task.sleep(for: step)
             }
         }
     }
@@ -68,9 +68,9 @@ struct HostGateTests {
         // on its next try). At 10 s exactly, the first two may be refused too.
         let alone = errors.filter { $0.code == .networkFailure }
         #expect(alone.count <= 2 && alone.allSatisfy { $0.summary.contains("no new data for 10 s") })
-        let together = errors.filter { $0.code == .hostUnreachable }
+        let together = errors.filter { $0.code == .hostDown }
         #expect(together.count >= 10 && alone.count + together.count == 12, "\(errors.map(\.summary))")
-        #expect(together.allSatisfy { $0.summary.contains("could not connect to 127.0.0.1:\(port) for 1") })
+        #expect(together.allSatisfy { $0.summary.contains("every request to 127.0.0.1:\(port) failed for 1") })
         #expect(together.allSatisfy { $0.summary.contains("connection refused") && !$0.isTransient })
         await harness.shutdown()
     }
@@ -85,7 +85,7 @@ struct HostGateTests {
         #expect(await error(harness.manager, first)?.code == .networkFailure)
         // Down for 10 s now: this one is the probe, fails, and is refused on its next try.
         let second = try await harness.manager.add(URL(string: "http://127.0.0.1:\(port)/b.bin")!)
-        #expect(await error(harness.manager, second)?.code == .hostUnreachable)
+        #expect(await error(harness.manager, second)?.code == .hostDown)
         driver.cancel()
 
         let origin = try await TestOrigin.start(port: port)
@@ -94,7 +94,7 @@ struct HostGateTests {
         origin.serve("/after.bin", size: 7000)
         // Refused at once while the probe interval runs (no request reaches the origin)...
         let refused = try await harness.manager.add(url)
-        #expect(await error(harness.manager, refused)?.code == .hostUnreachable)
+        #expect(await error(harness.manager, refused)?.code == .hostDown)
         #expect(origin.requests(to: "/back.bin").isEmpty)
         // ...then the next request is the probe, the host answers, and the outage is over for every download.
         clock.advance(by: .seconds(5))
@@ -103,5 +103,51 @@ struct HostGateTests {
             try await harness.manager.wait(for: try await harness.manager.add(origin.url("/after.bin"))), size: 7000)
         await harness.shutdown()
         await origin.stop()
+    }
+
+    @Test("a host that answers 503 to every request is down too (a CDN in front of a dead origin)")
+    func errorStatusesCount() async throws {
+        let clock = MockClock()
+        let harness = try await harness(clock, running: 2)
+        for index in 0..<8 { harness.origin.respond("/down\(index).bin", status: 503) }
+        let driver = drive(clock)
+        var ids: [DownloadID] = []
+        for index in 0..<8 { ids.append(try await harness.manager.add(harness.origin.url("/down\(index).bin"))) }
+        var errors: [DownloadError] = []
+        for id in ids { errors.append(try #require(await error(harness.manager, id))) }
+        driver.cancel()
+        let together = errors.filter { $0.code == .hostDown }
+        #expect(together.count >= 6, "\(errors.map(\.summary))")
+        #expect(together.allSatisfy { $0.summary.contains("the last with 503") })
+        // Only the probes reach the origin once the host is down: far fewer requests than 8 downloads x 10 tries.
+        #expect((0..<8).map { harness.origin.requests(to: "/down\($0).bin").count }.reduce(0, +) < 30)
+        await harness.shutdown()
+    }
+
+    @Test("bytes arriving from a host keep it up while its other requests fail (a limit on connections)")
+    func progressKeepsHostUp() async throws {
+        let clock = MockClock()
+        let harness = try await harness(clock, running: 3)
+        let size = 800_000
+        let big = harness.origin.serve("/big.bin", size: size)
+        for index in 0..<3 { harness.origin.respond("/busy\(index).bin", status: 503) }
+        harness.origin.setFaults { $0.bytesPerSecond = 200_000 }
+        let stream = try await harness.manager.add(big)
+        try await harness.waitForProgress(stream, atLeast: 50_000)
+        // A tenth of a second of real time per retry: the stream's monitor (every 50 ms) credits the host between.
+        let driver = drive(clock, every: .milliseconds(100))
+        var ids: [DownloadID] = []
+        for index in 0..<3 { ids.append(try await harness.manager.add(harness.origin.url("/busy\(index).bin"))) }
+        var errors: [DownloadError] = []
+        for id in ids { errors.append(try #require(await error(harness.manager, id))) }
+        driver.cancel()
+        // Each tried for its own 10 s; none was failed at once for the host.
+        #expect(
+            errors.allSatisfy { $0.code == .serverError && $0.summary.contains("no new data for 10 s") },
+            "\(errors.map(\.summary))")
+        #expect(await harness.manager.snapshot(stream)?.state == .running, "the stream ended too early to tell")
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        expectContent(try await harness.manager.wait(for: stream), size: size)
+        await harness.shutdown()
     }
 }

@@ -36,9 +36,9 @@ struct HostOutagesTests {
             Issue.record("a second request during the probe was let through")
             return
         }
-        #expect(error.code == .hostUnreachable)
+        #expect(error.code == .hostDown)
         #expect(!error.isTransient)
-        #expect(error.summary.contains("could not connect to a:80 for 91 s (2 attempts failed"))
+        #expect(error.summary.contains("every request to a:80 failed for 91 s (2 attempts, the last with"))
         #expect(error.summary.contains("connection refused"))
         // Another host is not affected.
         #expect(outages.admit("b:80", at: .seconds(91)) == .send)
