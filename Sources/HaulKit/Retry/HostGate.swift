@@ -24,13 +24,13 @@ final class HostGate: Sendable {
         return update { $0.admit(route, at: now) }
     }
 
-    /// Notes that no connection to `route` could be made.
+    /// Notes that a request to `route` failed.
     func failed(_ route: String, with error: DownloadError) {
         let now = stopwatch.elapsed
         update { $0.failed(route, with: error, at: now) }
     }
 
-    /// Notes that `route` answered.
+    /// Notes that `route` answered, or sent bytes.
     func answered(_ route: String) {
         if isClear { return }
         update { $0.answered(route) }

@@ -1,12 +1,13 @@
-/// The hosts one manager cannot reach, as a value: for each, since when every attempt to connect to it has failed.
-/// Pure: the caller passes the time.
+/// The hosts one manager finds down, as a value: for each, since when every request to it has failed. Pure: the
+/// caller passes the time.
 ///
 /// Without it, each download of a host that is down would try for its own ``RetryPolicy/maxTimeWithoutProgress``:
-/// a list of 10,000 files at 16 at a time would take hours to fail. Once every connection to a host (or to the proxy
-/// in front of it) has failed for that long, its downloads fail at once with ``DownloadError/Code/hostDown``.
-/// One request at a time still tries, at most once per ``RetryPolicy/maxDelay``, so a host that comes back is
-/// found; any response from it, even an error status, ends the outage. Evidence older than the bound and the probe
-/// interval (no attempt since) is forgotten: a download added long after gets its own tries.
+/// a list of 10,000 files at 16 at a time would take hours to fail. Once every request to a host (or to the proxy in
+/// front of it) has failed for that long — no connection, no answer, a reset, 5xx, 408 or 429 — its downloads fail
+/// at once with ``DownloadError/Code/hostDown``. One request at a time still tries, at most once per
+/// ``RetryPolicy/maxDelay``, so a host that comes back is found; any other answer, or bytes arriving from the host,
+/// ends the outage. Evidence older than the bound and the probe interval (no attempt since) is forgotten: a download
+/// added long after gets its own tries.
 struct HostOutages: Sendable, Equatable {
     /// Whether a request may go to a host.
     enum Admission: Sendable, Equatable {
@@ -18,7 +19,7 @@ struct HostOutages: Sendable, Equatable {
         case refuse(DownloadError)
     }
 
-    /// One host that has refused every connection since `since`.
+    /// One host that has failed every request since `since`.
     struct Outage: Sendable, Equatable {
         var since: Duration
         var lastFailure: Duration
@@ -29,7 +30,7 @@ struct HostOutages: Sendable, Equatable {
         var probing = false
     }
 
-    /// How long every connection must have failed before the host's downloads fail at once.
+    /// How long every request must have failed before the host's downloads fail at once.
     let limit: Duration
     /// The least time between two probes of a host that is down.
     let probeInterval: Duration
@@ -58,7 +59,7 @@ struct HostOutages: Sendable, Equatable {
         return .refuse(.hostDown(route, for: down, attempts: outage.failures, last: outage.lastError))
     }
 
-    /// Notes that a connection to `route` could not be made at `now`, with `error`.
+    /// Notes that a request to `route` failed at `now`, with `error`.
     mutating func failed(_ route: String, with error: DownloadError, at now: Duration) {
         var outage =
             outages[route] ?? Outage(since: now, lastFailure: now, failures: 0, lastError: error)
@@ -69,7 +70,7 @@ struct HostOutages: Sendable, Equatable {
         outages[route] = outage
     }
 
-    /// Notes that `route` answered: its outage, if any, is over.
+    /// Notes that `route` answered, or sent bytes: its outage, if any, is over.
     mutating func answered(_ route: String) {
         outages[route] = nil
     }
