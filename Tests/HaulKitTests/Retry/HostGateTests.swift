@@ -128,7 +128,8 @@ struct HostGateTests {
     func progressKeepsHostUp() async throws {
         let clock = MockClock()
         let harness = try await harness(clock, running: 3)
-        let size = 800_000
+        // 100 s at the throttled rate: it still runs when the others end, however slow the machine.
+        let size = 20_000_000
         let big = harness.origin.serve("/big.bin", size: size)
         for index in 0..<3 { harness.origin.respond("/busy\(index).bin", status: 503) }
         harness.origin.setFaults { $0.bytesPerSecond = 200_000 }
@@ -146,8 +147,7 @@ struct HostGateTests {
             errors.allSatisfy { $0.code == .serverError && $0.summary.contains("no new data for 10 s") },
             "\(errors.map(\.summary))")
         #expect(await harness.manager.snapshot(stream)?.state == .running, "the stream ended too early to tell")
-        harness.origin.setFaults { $0.bytesPerSecond = nil }
-        expectContent(try await harness.manager.wait(for: stream), size: size)
+        try await harness.manager.pause(stream)  // its bytes are not the point here
         await harness.shutdown()
     }
 }
