@@ -41,6 +41,15 @@ struct HostGateTests {
         return closed.port
     }
 
+    /// Adds a download of each URL, all at once, and returns how each failed, in that order.
+    private func failures(_ manager: DownloadManager, _ urls: [URL]) async throws -> [DownloadError] {
+        var ids: [DownloadID] = []
+        for url in urls { ids.append(try await manager.add(url)) }
+        var errors: [DownloadError] = []
+        for id in ids { errors.append(try #require(await error(manager, id))) }
+        return errors
+    }
+
     private func error(_ manager: DownloadManager, _ id: DownloadID) async -> DownloadError? {
         do {
             _ = try await manager.wait(for: id)
@@ -56,12 +65,8 @@ struct HostGateTests {
         let harness = try await harness(clock, running: 2)
         let port = try await closedPort()
         let driver = drive(clock)
-        var ids: [DownloadID] = []
-        for index in 0..<12 {
-            ids.append(try await harness.manager.add(URL(string: "http://127.0.0.1:\(port)/f\(index).bin")!))
-        }
-        var errors: [DownloadError] = []
-        for id in ids { errors.append(try #require(await error(harness.manager, id))) }
+        let errors = try await failures(
+            harness.manager, (0..<12).map { URL(string: "http://127.0.0.1:\(port)/f\($0).bin")! })
         driver.cancel()
         // Only the first two can try for their own 10 s (the host cannot have been down longer before they end); the
         // others find it down for that long, at once or at their next try (one of them probes, fails, and is refused
@@ -111,10 +116,7 @@ struct HostGateTests {
         let harness = try await harness(clock, running: 2)
         for index in 0..<8 { harness.origin.respond("/down\(index).bin", status: 503) }
         let driver = drive(clock)
-        var ids: [DownloadID] = []
-        for index in 0..<8 { ids.append(try await harness.manager.add(harness.origin.url("/down\(index).bin"))) }
-        var errors: [DownloadError] = []
-        for id in ids { errors.append(try #require(await error(harness.manager, id))) }
+        let errors = try await failures(harness.manager, (0..<8).map { harness.origin.url("/down\($0).bin") })
         driver.cancel()
         let together = errors.filter { $0.code == .hostDown }
         #expect(together.count >= 6, "\(errors.map(\.summary))")
@@ -137,10 +139,7 @@ struct HostGateTests {
         try await harness.waitForProgress(stream, atLeast: 50_000)
         // A tenth of a second of real time per retry: the stream's monitor (every 50 ms) credits the host between.
         let driver = drive(clock, every: .milliseconds(100))
-        var ids: [DownloadID] = []
-        for index in 0..<3 { ids.append(try await harness.manager.add(harness.origin.url("/busy\(index).bin"))) }
-        var errors: [DownloadError] = []
-        for id in ids { errors.append(try #require(await error(harness.manager, id))) }
+        let errors = try await failures(harness.manager, (0..<3).map { harness.origin.url("/busy\($0).bin") })
         driver.cancel()
         // Each tried for its own 10 s; none was failed at once for the host.
         #expect(
