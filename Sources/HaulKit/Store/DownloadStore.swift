@@ -49,7 +49,8 @@ protocol DownloadStore: AnyObject, Sendable {
     /// finishing queue: one group recorded completed together with the next group's files).
     func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError)
     /// Records that `durableBytes` (and, with `segments`, each segment's bytes) are synced, unless the part file was
-    /// cut back since (another `generation`); returns whether it was recorded.
+    /// cut back since (another `generation`) or the finishing group has taken the record (`finalizing`: a checkpoint
+    /// that was still syncing when the download finished never writes over it); returns whether it was recorded.
     @discardableResult
     func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?

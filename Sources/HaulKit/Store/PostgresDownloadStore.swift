@@ -474,7 +474,7 @@ final class PostgresDownloadStore: DownloadStore {
         let result = try run(
             """
             UPDATE \(Self.table) SET durableBytes = $1, bootID = $2, updatedAt = $3, segments = coalesce($4, segments)
-            WHERE id = $5 AND generation = $6 AND leaseOwner = $7
+            WHERE id = $5 AND generation = $6 AND leaseOwner = $7 AND NOT finalizing
             """,
             [
                 .integer(durableBytes), StoredValue(bootID), .date(Date()), StoredValue(plan), .integer(id.rawValue),

@@ -267,7 +267,7 @@ final class SQLiteDownloadStore: DownloadStore {
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
-                    WHERE id = ? AND generation = ?
+                    WHERE id = ? AND generation = ? AND NOT finalizing
                     """)
             try statement.execute(arguments: [durableBytes, bootID, now, plan, id.rawValue, generation])
             return db.changesCount > 0

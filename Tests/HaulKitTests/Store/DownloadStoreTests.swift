@@ -67,6 +67,33 @@ struct DownloadStoreTests {
         #expect(second.state == .queued)
     }
 
+    /// A checkpoint records its bytes until the finishing group marks the record finalizing; one that lands after
+    /// (its sync was slow) writes nothing: not its bytes, not its change time. `claim` readies the record for
+    /// checkpoints (a shared queue's lease).
+    static func expectCheckpointSparesFinalizing(
+        _ store: any DownloadStore, claim: (DownloadID) -> Void = { _ in }
+    ) throws {
+        var record = try #require(try store.insert([queued("http://a/big")]).first)
+        let id = record.downloadID
+        claim(id)
+        #expect(try store.checkpoint(id, generation: 0, durableBytes: 100, segments: nil, bootID: "b"))
+        record = try #require(try store.fetch(id))
+        record.transfer.durableBytes = 300
+        record.transfer.finalizing = true
+        record.updatedAt = date.addingTimeInterval(5)
+        try store.saveTransfers([record])
+        #expect(try store.checkpoint(id, generation: 0, durableBytes: 200, segments: nil, bootID: "b") == false)
+        let stored = try #require(try store.fetch(id))
+        #expect(stored.transfer.durableBytes == 300 && stored.transfer.finalizing)
+        #expect(stored.updatedAt == record.updatedAt)
+    }
+
+    @Test("a checkpoint never writes over a record the finishing group has taken")
+    func checkpointSparesFinalizing() throws {
+        let directory = TemporaryDirectory()
+        try Self.expectCheckpointSparesFinalizing(try SQLiteDownloadStore(path: directory.file("haul.sqlite").path))
+    }
+
     @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
     func lifecycleAndTransfers() throws {
         let directory = TemporaryDirectory()

@@ -52,6 +52,16 @@ struct PostgresStoreTests {
         await server.stop()
     }
 
+    @Test("a checkpoint never writes over a record the finishing group has taken")
+    func checkpointSparesFinalizing() async throws {
+        let server = try await PostgresServer.start()
+        let store = try Self.store(try await server.makeDatabase(), owner: "a")
+        try DownloadStoreTests.expectCheckpointSparesFinalizing(store) { id in
+            #expect(store.claim(id, share: Self.one) == .granted(connections: 1))
+        }
+        await server.stop()
+    }
+
     @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
     func lifecycleAndTransfers() async throws {
         let server = try await PostgresServer.start()
