@@ -129,7 +129,8 @@ extension DownloadError {
             isTransient: true)
     }
 
-    /// Every request to `route` failed for `duration`: `attempts` in all, the last with `last`.
+    /// Every request to `route` failed for `duration`: `attempts` in all, the last with `last` (whose HTTP status, if
+    /// any, it keeps: the exit status and the RPC's error code tell a host that answers 503 from one that is gone).
     public static func hostDown(
         _ route: String, for duration: Duration, attempts: Int, last: DownloadError
     ) -> DownloadError {
@@ -138,7 +139,7 @@ extension DownloadError {
             summary: "every request to \(route) failed for \(duration.wholeSeconds) s (\(attempts) attempt"
                 + "\(attempts == 1 ? "" : "s"), the last with \(last.summary))",
             suggestion: "check that the host is up and reachable (its name, the network, any proxy), then resume these "
-                + "downloads", isTransient: false)
+                + "downloads", isTransient: false, httpStatus: last.httpStatus)
     }
 
     public static func stalled(seconds: Int) -> DownloadError {

@@ -26,6 +26,7 @@ struct Aria2Status {
             case .httpClientError where error?.httpStatus == 404 || error?.httpStatus == 410: 3
             case .httpClientError where error?.httpStatus == 401 || error?.httpStatus == 403: 24
             case .tooSlow: 5
+            case .hostDown where error?.httpStatus != nil: 22
             case .networkFailure, .hostDown, .responseTruncated, .tlsFailure: 6
             case .resourceChanged, .serverIgnoredRange, .rangeMismatch, .resourceUnstable: 8
             case .diskFull: 9

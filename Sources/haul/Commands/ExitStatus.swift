@@ -31,6 +31,7 @@ enum ExitStatus {
         case .checksumMismatch: checksumMismatch
         case .tlsFailure: tls
         case .serverError, .rateLimited, .httpClientError: httpError
+        case .hostDown where error.httpStatus != nil: httpError
         case .networkFailure, .hostDown, .stalled, .responseTruncated, .tooSlow: network
         default: downloadFailed
         }

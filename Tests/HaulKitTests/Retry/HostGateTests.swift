@@ -77,6 +77,7 @@ struct HostGateTests {
         #expect(together.count >= 10 && alone.count + together.count == 12, "\(errors.map(\.summary))")
         #expect(together.allSatisfy { $0.summary.contains("every request to 127.0.0.1:\(port) failed for 1") })
         #expect(together.allSatisfy { $0.summary.contains("connection refused") && !$0.isTransient })
+        #expect(together.allSatisfy { $0.httpStatus == nil })
         await harness.shutdown()
     }
 
@@ -120,7 +121,7 @@ struct HostGateTests {
         driver.cancel()
         let together = errors.filter { $0.code == .hostDown }
         #expect(together.count >= 6, "\(errors.map(\.summary))")
-        #expect(together.allSatisfy { $0.summary.contains("the last with 503") })
+        #expect(together.allSatisfy { $0.summary.contains("the last with 503") && $0.httpStatus == 503 })
         // Only the probes reach the origin once the host is down: far fewer requests than 8 downloads x 10 tries.
         #expect((0..<8).map { harness.origin.requests(to: "/down\($0).bin").count }.reduce(0, +) < 30)
         await harness.shutdown()
