@@ -135,24 +135,17 @@ final class SQLiteDownloadStore: DownloadStore {
             try SQLiteStatementBinder(try db.cachedStatement(sql: statements.single)).execute(values)
             var id = db.lastInsertedRowID
             inserted[0].id = id
-            var next = 1
-            for (rows, sql) in statements.batches where inserted.count - next >= rows {
-                let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
-                values.reserveCapacity(rows * (statements.columns.count + 1))
-                while inserted.count - next >= rows {
-                    values.removeAll(keepingCapacity: true)
-                    for index in next..<next + rows {
-                        guard id < Int64.max else {
-                            throw DatabaseError(resultCode: .SQLITE_FULL, message: "no download id is left")
-                        }
-                        id += 1
-                        inserted[index].id = id
-                        values.append(.integer(id))
-                        try encoder.appendValues(statements.columns, of: inserted[index], to: &values)
-                    }
-                    try statement.execute(values)
-                    next += rows
+            // The batches end with one of a single row: every record is written.
+            _ = try Self.writeBatches(
+                statements.batches, of: 1..<inserted.count, columns: statements.columns.count, values: &values, in: db
+            ) { index, values in
+                guard id < Int64.max else {
+                    throw DatabaseError(resultCode: .SQLITE_FULL, message: "no download id is left")
                 }
+                id += 1
+                inserted[index].id = id
+                values.append(.integer(id))
+                try encoder.appendValues(statements.columns, of: inserted[index], to: &values)
             }
         }
         return inserted
@@ -218,19 +211,12 @@ final class SQLiteDownloadStore: DownloadStore {
                 let records = Self.lastOfEachID(update.records)
                 // One array for every statement run.
                 var values: [StoredValue] = []
-                var next = records.startIndex
-                for (rows, sql) in statements.batches where batchesUpdates && records.endIndex - next >= rows {
-                    let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
-                    values.reserveCapacity(rows * (statements.columns.count + 1))
-                    while records.endIndex - next >= rows {
-                        values.removeAll(keepingCapacity: true)
-                        for record in records[next..<next + rows] {
-                            values.append(StoredValue(record.id))
-                            try encoder.appendValues(statements.columns, of: record, to: &values)
-                        }
-                        try statement.execute(values)
-                        next += rows
-                    }
+                let next = try Self.writeBatches(
+                    batchesUpdates ? statements.batches : [], of: records.indices,
+                    columns: statements.columns.count, values: &values, in: db
+                ) { index, values in
+                    values.append(StoredValue(records[index].id))
+                    try encoder.appendValues(statements.columns, of: records[index], to: &values)
                 }
                 guard next < records.endIndex else { continue }
                 let statement = SQLiteStatementBinder(try db.cachedStatement(sql: statements.single))
@@ -241,6 +227,27 @@ final class SQLiteDownloadStore: DownloadStore {
                 }
             }
         }
+    }
+
+    /// Writes the items of `range` with `batches` (largest first: each statement takes `rows` items of `columns`
+    /// values and an id), as long as a batch's rows are left; `row` appends one item's values (its id, then its
+    /// columns) to the array every statement reuses. Returns the first item left for the caller to write alone.
+    private static func writeBatches(
+        _ batches: [(rows: Int, sql: String)], of range: Range<Int>, columns: Int, values: inout [StoredValue],
+        in db: Database, row: (Int, inout [StoredValue]) throws -> Void
+    ) throws -> Int {
+        var next = range.lowerBound
+        for (rows, sql) in batches where range.upperBound - next >= rows {
+            let statement = SQLiteStatementBinder(try db.cachedStatement(sql: sql))
+            values.reserveCapacity(rows * (columns + 1))
+            while range.upperBound - next >= rows {
+                values.removeAll(keepingCapacity: true)
+                for index in next..<next + rows { try row(index, &values) }
+                try statement.execute(values)
+                next += rows
+            }
+        }
+        return next
     }
 
     /// `records` with only the last of each id, in order: one batched statement that met an id twice would write

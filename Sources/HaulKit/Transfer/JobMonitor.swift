@@ -28,7 +28,8 @@ struct JobMonitor: Sendable {
         var lastTransferred: Int64 = 0
         while !Task.isCancelled {
             let now = stopwatch.elapsed
-            gauge.record(bytes: state.current.transferred, at: now.inSeconds)
+            let (transferred, source) = state.update { ($0.transferred, $0.source) }
+            gauge.record(bytes: transferred, at: now.inSeconds)
             let contiguous = state.current.board?.plan.contiguousBytes
             state.update {
                 $0.bytesPerSecond = gauge.bytesPerSecond
@@ -36,7 +37,6 @@ struct JobMonitor: Sendable {
             }
             let progress = state.progress
             retrier.observe(bytes: progress.receivedBytes)
-            let (transferred, source) = state.update { ($0.transferred, $0.source) }
             if transferred > lastTransferred, let source {
                 // Bytes came since the last tick: the host serves, whatever other requests to it meet.
                 environment.session.noteProgress(from: source)
