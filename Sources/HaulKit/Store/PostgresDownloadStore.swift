@@ -16,8 +16,10 @@ import Synchronization
 /// transfer columns are written only under the lease). Every change notifies the other workers (`LISTEN/NOTIFY`),
 /// which is what ``changeToken()`` counts.
 ///
-/// Calls are synchronous, as the protocol's: each waits for its round trip on one connection, on the calling thread
-/// (never an event loop's), one call at a time.
+/// Calls are synchronous, as the protocol's: each waits for its round trips on the calling thread (never an event
+/// loop's), one call at a time per connection: one for claims and leases, one for everything else. Each write is as
+/// few round trips as it can be: a group of records is one statement (``PostgresBatchedWrite``), and a single
+/// statement needs no `BEGIN` and `COMMIT`.
 final class PostgresDownloadStore: DownloadStore {
     /// The table's name: a database may be shared with other applications.
     static let table = "haul_download"
@@ -30,11 +32,13 @@ final class PostgresDownloadStore: DownloadStore {
     let leaseTimeout: Duration
     let location: String
 
-    private let connection: PostgresConnection
+    /// Writes and reads of records.
+    private let data: Lane
+    /// Claims, releases and lease renewals, on a connection of their own: a claim never waits behind a group's
+    /// write (the manager starts the next download while the finishing group records the last ones).
+    private let leases: Lane
     private let listener: PostgresConnection
     private let logger: Logger
-    /// One call at a time on the connection: a transaction's statements must not interleave with another's.
-    private let calls = Mutex(())
     /// Bumped by every notification: another worker (or this one) changed a record.
     private let changes = Atomic<Int>(0)
     /// The downloads this worker holds a lease on.
@@ -42,6 +46,10 @@ final class PostgresDownloadStore: DownloadStore {
     /// Set to stop the heartbeat: a thread of its own that renews the leases every third of ``leaseTimeout``, so
     /// a busy cooperative pool or I/O thread pool never delays a renewal past the lease.
     private let heartbeatStopped = Atomic<Bool>(false)
+    /// Statements sent so far: each is a round trip, which is what a shared queue's writes cost.
+    private let sent = Atomic<Int>(0)
+    /// Builds the batched `INSERT`s and `UPDATE`s.
+    private let writer: PostgresBatchedWrite
 
     /// Connects to the database `url` names (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`, `?sslmode=require` for
     /// TLS) and brings the schema up to date.
@@ -50,6 +58,7 @@ final class PostgresDownloadStore: DownloadStore {
         self.owner = owner
         self.leaseTimeout = leaseTimeout
         self.logger = logger
+        writer = PostgresBatchedWrite(table: Self.table, owner: owner)
         let configuration = try Self.configuration(url)
         let location = location
         func connect(_ id: Int) throws(DownloadError) -> PostgresConnection {
@@ -62,7 +71,8 @@ final class PostgresDownloadStore: DownloadStore {
                 throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
             }
         }
-        connection = try connect(1)
+        data = Lane(try connect(1))
+        leases = Lane(try connect(3))
         listener = try connect(2)
         try migrate()
         // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
@@ -92,7 +102,7 @@ final class PostgresDownloadStore: DownloadStore {
     deinit {
         heartbeatStopped.store(true, ordering: .relaxed)
         // A connection must be closed before it is released: each is kept until its close completes.
-        for open in [connection, listener] { open.close().whenComplete { _ in _ = open } }
+        for open in [data.connection, leases.connection, listener] { open.close().whenComplete { _ in _ = open } }
     }
 
     private static func configuration(_ url: URL) throws(DownloadError) -> PostgresConnection.Configuration {
@@ -127,12 +137,29 @@ final class PostgresDownloadStore: DownloadStore {
             password: url.password?.removingPercentEncoding, database: database, tls: tls)
     }
 
+    /// Statements sent to the database so far, each one round trip (for tests and benchmarks).
+    var statementCount: Int { sent.load(ordering: .relaxed) }
+
     // MARK: - Queries
 
-    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows and how many it changed.
+    /// One connection and its turn: a transaction's statements must not interleave with another's.
+    private final class Lane: Sendable {
+        let connection: PostgresConnection
+        let calls = Mutex(())
+
+        init(_ connection: PostgresConnection) { self.connection = connection }
+    }
+
+    /// Runs `sql` with `binds` ($1, $2, …) on `lane` (default: the data connection) and returns its rows and how many
+    /// it changed.
     @discardableResult
-    private func run(_ sql: String, _ binds: [StoredValue] = []) throws(DownloadError) -> PostgresQueryResult {
-        try calls.withLock { _ throws(DownloadError) in try unlockedRun(sql, binds) }
+    private func run(
+        _ sql: String, _ binds: [StoredValue] = [], on lane: Lane? = nil
+    ) throws(DownloadError)
+        -> PostgresQueryResult
+    {
+        let lane = lane ?? data
+        return try lane.calls.withLock { _ throws(DownloadError) in try unlockedRun(sql, binds, on: lane.connection) }
     }
 
     /// Runs `body` in one transaction; `body` sends its statements with `send`.
@@ -140,21 +167,26 @@ final class PostgresDownloadStore: DownloadStore {
         _ body: (_ send: (String, [StoredValue]) throws(DownloadError) -> PostgresQueryResult) throws(DownloadError) ->
             T
     ) throws(DownloadError) -> T {
-        try calls.withLock { _ throws(DownloadError) in
-            try unlockedRun("BEGIN", [])
+        let connection = data.connection
+        return try data.calls.withLock { _ throws(DownloadError) in
+            try unlockedRun("BEGIN", [], on: connection)
             do throws(DownloadError) {
-                let result = try body { sql, binds throws(DownloadError) in try unlockedRun(sql, binds) }
-                try unlockedRun("COMMIT", [])
+                let result = try body { sql, binds throws(DownloadError) in
+                    try unlockedRun(sql, binds, on: connection)
+                }
+                try unlockedRun("COMMIT", [], on: connection)
                 return result
             } catch {
-                _ = try? unlockedRun("ROLLBACK", [])
+                _ = try? unlockedRun("ROLLBACK", [], on: connection)
                 throw error
             }
         }
     }
 
     @discardableResult
-    private func unlockedRun(_ sql: String, _ binds: [StoredValue]) throws(DownloadError) -> PostgresQueryResult {
+    private func unlockedRun(
+        _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection
+    ) throws(DownloadError) -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
             switch value {
@@ -165,6 +197,7 @@ final class PostgresDownloadStore: DownloadStore {
             case .date(let value): bindings.append(value)
             }
         }
+        sent.add(1, ordering: .relaxed)
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
         } catch {
@@ -380,88 +413,98 @@ final class PostgresDownloadStore: DownloadStore {
 
     // MARK: - Writing
 
+    /// One record: one `INSERT … RETURNING id`. More: their ids taken from the table's sequence in one query, in
+    /// order, then `INSERT`s of many rows each, in one transaction.
     func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
-        let records = records
+        var records = records
         guard !records.isEmpty else { return [] }
-        let columns = DownloadColumn.allCases.filter { $0 != .id }
-        let sql = """
-            INSERT INTO \(Self.table) (\(columns.map(\.rawValue).joined(separator: ", ")))
-            VALUES (\(Self.placeholders(columns.count))) RETURNING id
-            """
         var encoder = DownloadRecordEncoder()
-        return try transaction { send throws(DownloadError) in
-            var inserted: [DownloadRecord] = []
-            for var record in records {
-                let values: [StoredValue]
-                do {
-                    values = try encoder.storedValues(columns, of: record)
-                } catch {
-                    throw DownloadError.internalError("cannot encode a record: \(error)")
-                }
-                let row = try send(sql, values).rows.first
-                record.id = try? row?.makeRandomAccess()[0].decode(Int64.self)
-                inserted.append(record)
+        if records.count == 1 {
+            let columns = DownloadColumn.allCases.filter { $0 != .id }
+            let values: [StoredValue]
+            do {
+                values = try encoder.storedValues(columns, of: records[0])
+            } catch {
+                throw .internalError("cannot encode a record: \(error)")
             }
-            return inserted
+            let row = try run(
+                """
+                INSERT INTO \(Self.table) (\(columns.map(\.rawValue).joined(separator: ", ")))
+                VALUES (\(Self.placeholders(columns.count))) RETURNING id
+                """, values
+            ).rows.first
+            records[0].id = try? row?.makeRandomAccess()[0].decode(Int64.self)
+            return records
         }
+        try transaction { send throws(DownloadError) in
+            let ids = try send(
+                """
+                SELECT nextval(pg_get_serial_sequence('\(Self.table)', 'id')) FROM generate_series(1, $1) ORDER BY 1
+                """, [.integer(Int64(records.count))]
+            ).rows.map { try? $0.makeRandomAccess()[0].decode(Int64.self) }
+            guard ids.count == records.count, !ids.contains(nil) else {
+                throw DownloadError.sharedDatabase(location, reason: "it gave \(ids.count) ids for \(records.count)")
+            }
+            for index in records.indices { records[index].id = ids[index] }
+            for statement in try writer.inserts(records, encoder: &encoder) {
+                _ = try send(statement.sql, statement.values)
+            }
+        }
+        return records
     }
 
     func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([(DownloadColumn.lifecycle, records, underLease: false)])
+        try update(PostgresBatchedWrite.updates(DownloadColumn.lifecycle, records, rule: .releasingCompleted))
     }
 
     func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
-        guard !records.isEmpty else { return }
-        try transaction { send throws(DownloadError) in
-            for record in records {
-                _ = try send(
-                    """
-                    UPDATE \(Self.table) SET state = '\(DownloadState.running.rawValue)', startedAt = $1, updatedAt = $2
-                    WHERE id = $3 AND state = '\(DownloadState.queued.rawValue)'
-                    """, [StoredValue(record.startedAt), .date(Date()), StoredValue(record.id)])
-            }
+        let now = Date()
+        let started = records.map { record in
+            var record = record
+            record.updatedAt = now
+            return record
         }
+        try update(PostgresBatchedWrite.updates([.startedAt, .updatedAt], started, rule: .startingQueued))
     }
 
     func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update([(DownloadColumn.settings, [record], underLease: false)])
+        try update(PostgresBatchedWrite.updates(DownloadColumn.settings, [record], rule: .any))
     }
 
     func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([(DownloadColumn.job, records, underLease: true)])
+        try update(PostgresBatchedWrite.updates(DownloadColumn.job, records, rule: .unleasedOrOwner))
     }
 
     func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
-        try update([
-            (DownloadColumn.lifecycle, lifecycle, underLease: false), (DownloadColumn.job, transfers, underLease: true),
-        ])
+        try update(
+            PostgresBatchedWrite.updates(DownloadColumn.lifecycle, lifecycle, rule: .releasingCompleted)
+                + PostgresBatchedWrite.updates(DownloadColumn.job, transfers, rule: .unleasedOrOwner))
     }
 
-    /// Writes `columns` of each of `records` for every update, in one transaction; `underLease`: only where no other
-    /// worker holds the record.
-    private func update(
-        _ updates: [(columns: [DownloadColumn], records: [DownloadRecord], underLease: Bool)]
-    ) throws(DownloadError) {
-        guard updates.contains(where: { !$0.records.isEmpty }) else { return }
+    /// Sends `updates` so that all or none take effect: one statement when they fit in one (no `BEGIN` and
+    /// `COMMIT`: a statement is atomic by itself), else a transaction. A download recorded completed has given up
+    /// its lease in the same statement, so its claim needs no release of its own.
+    private func update(_ updates: [PostgresBatchedWrite.Update]) throws(DownloadError) {
+        guard !updates.isEmpty else { return }
         var encoder = DownloadRecordEncoder()
-        try transaction { send throws(DownloadError) in
-            for (columns, records, underLease) in updates where !records.isEmpty {
-                let assignments = columns.enumerated().map { "\($0.element.rawValue) = $\($0.offset + 1)" }
-                var sql =
-                    "UPDATE \(Self.table) SET \(assignments.joined(separator: ", ")) WHERE id = $\(columns.count + 1)"
-                if underLease { sql += " AND (leaseOwner IS NULL OR leaseOwner = $\(columns.count + 2))" }
-                for record in records {
-                    var values: [StoredValue]
-                    do {
-                        values = try encoder.storedValues(columns, of: record)
-                    } catch {
-                        throw DownloadError.internalError("cannot encode a record: \(error)")
-                    }
-                    values.append(StoredValue(record.id))
-                    if underLease { values.append(.text(owner)) }
-                    _ = try send(sql, values)
+        let statements = try writer.statements(updates, encoder: &encoder)
+        // Forgotten first, so the heartbeat never takes a lease this write gives up for one lost to another worker;
+        // held again if the write fails.
+        let completed = updates.filter { $0.rule == .releasingCompleted }.flatMap { update in
+            update.records.filter { $0.state == .completed }.map(\.downloadID)
+        }
+        let released = completed.isEmpty ? [] : held.withLock { held in completed.filter { held.remove($0) != nil } }
+        do throws(DownloadError) {
+            if statements.count == 1 {
+                try run(statements[0].sql, statements[0].values)
+            } else {
+                try transaction { send throws(DownloadError) in
+                    for statement in statements { _ = try send(statement.sql, statement.values) }
                 }
             }
+        } catch {
+            if !released.isEmpty { held.withLock { $0.formUnion(released) } }
+            throw error
         }
     }
 
@@ -532,18 +575,19 @@ final class PostgresDownloadStore: DownloadStore {
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
                 .integer(Int64(share.limit)), .integer(Int64(leaseTimeout.inSeconds * 1000)), .boolean(taking),
-            ]
+            ], on: leases
         ).rows
         return rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
     }
 
+    /// No round trip for a download this worker does not hold (its completion gave the lease up already).
     func release(_ id: DownloadID) {
-        held.withLock { _ = $0.remove(id) }
+        guard held.withLock({ $0.remove(id) }) != nil else { return }
         _ = try? run(
             """
             UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL, leaseHost = NULL, leaseConnections = NULL
             WHERE id = $1 AND leaseOwner = $2
-            """, [.integer(id.rawValue), .text(owner)])
+            """, [.integer(id.rawValue), .text(owner)], on: leases)
     }
 
     func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
@@ -603,7 +647,7 @@ final class PostgresDownloadStore: DownloadStore {
                 """
                 UPDATE \(Self.table) SET leaseExpires = now() + \(interval)
                 WHERE leaseOwner = $1 RETURNING id
-                """, [.text(owner)]
+                """, [.text(owner)], on: leases
             ).rows
         else { return }  // The database is unreachable: the leases run out, and the next renewal tells.
         let renewed = Set(

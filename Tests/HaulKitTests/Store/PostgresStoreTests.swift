@@ -137,6 +137,101 @@ struct PostgresStoreTests {
         await server.stop()
     }
 
+    @Test("a group of records is written in one statement, not one each in a transaction; the last of an id wins")
+    func batchedWrites() async throws {
+        let server = try await PostgresServer.start()
+        let store = try Self.store(try await server.makeDatabase(), owner: "a")
+        // One record: one statement, no transaction.
+        var sent = store.statementCount
+        let first = try store.insert([DownloadStoreTests.queued("http://a/0")])
+        #expect(store.statementCount - sent == 1)
+        // 2,500: the ids in one query, three INSERTs of at most 1,000 rows, in one transaction.
+        var records = (1...2_500).map { DownloadStoreTests.queued("http://a/\($0)") }
+        records[1_200] = try DownloadStoreTests.everyColumnSet()
+        sent = store.statementCount
+        let inserted = try store.insert(records)
+        #expect(store.statementCount - sent == 6)
+        #expect(inserted.map(\.id) == (2...2_501).map { Int64($0) })
+        #expect(try store.fetchAll() == first + inserted)
+
+        // Job columns of 87 records, each its own values: one statement.
+        var transfers = Array(inserted.prefix(87))
+        for index in transfers.indices {
+            transfers[index].destinationPath = "/d/\(index)"
+            transfers[index].transfer.durableBytes = Int64(index)
+            transfers[index].transfer.totalBytes = index % 3 == 0 ? nil : Int64(index * 10)
+            transfers[index].transfer.etag = index % 2 == 0 ? "\"\(index)\"" : nil
+            transfers[index].transfer.hasPartData = index % 5 == 0
+            transfers[index].updatedAt = DownloadStoreTests.date.addingTimeInterval(Double(index))
+        }
+        sent = store.statementCount
+        try store.saveTransfers(transfers)
+        #expect(store.statementCount - sent == 1)
+        #expect(Array(try store.fetchAll()[1...87]) == transfers)
+
+        // The same id twice in one call: the last is written. A group completed and the next group's transfers
+        // (different records): one statement.
+        var paused = transfers[1]
+        paused.state = .paused
+        var completed = transfers[1]
+        completed.state = .completed
+        completed.completedAt = DownloadStoreTests.date.addingTimeInterval(9)
+        var next = transfers[2]
+        next.destinationPath = "/d/next"
+        sent = store.statementCount
+        try store.saveLifecycleAndTransfers(lifecycle: [paused, transfers[3], completed], transfers: [next])
+        #expect(store.statementCount - sent == 1)
+        #expect(try store.fetch(completed.downloadID) == completed)
+        #expect(try store.fetch(next.downloadID) == next)
+
+        // Only downloads still queued become running.
+        var running = Array(inserted[100..<103])
+        try store.saveLifecycle([running[1].with(state: .paused)])
+        for index in running.indices { running[index].startedAt = DownloadStoreTests.date }
+        sent = store.statementCount
+        try store.recordRunning(running)
+        #expect(store.statementCount - sent == 1)
+        #expect(try running.map { try store.fetch($0.downloadID)?.state } == [.running, .paused, .running])
+        #expect(try store.fetch(running[2].downloadID)?.startedAt == DownloadStoreTests.date)
+        await server.stop()
+    }
+
+    @Test("a finishing download frees its host connection; its completion gives its lease up without a release")
+    func finishingFreesTheHost() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a")
+        let b = try Self.store(url, owner: "b")
+        let records = try a.insert((1...2).map { DownloadStoreTests.queued("http://mirror/\($0)") })
+        let share = HostShare(host: "mirror", wanted: 1, limit: 1)
+        #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(b.claim(records[1].downloadID, share: share) == .hostBusy)
+
+        // The finishing group records a's body (the job marked it completed): the connection is free, the lease kept.
+        var finished = records[0]
+        finished.destinationPath = "/d/1"
+        finished.state = .completed
+        finished.completedAt = DownloadStoreTests.date
+        try a.saveTransfers([finished])
+        #expect(try b.claimHolders()[finished.downloadID] == "a")
+        #expect(b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
+
+        // Recorded completed: the lease goes in that write, so the release costs no round trip.
+        try a.saveLifecycle([finished])
+        #expect(try b.claimHolders()[finished.downloadID] == nil)
+        let sent = a.statementCount
+        a.release(finished.downloadID)
+        #expect(a.statementCount == sent)
+        // A download recorded otherwise keeps its lease until released.
+        let other = try #require(try a.insert([DownloadStoreTests.queued("http://other/1")]).first)
+        #expect(a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
+        try a.saveLifecycle([other.with(state: .failed)])
+        #expect(try b.claimHolders()[other.downloadID] == "a")
+        a.release(other.downloadID)
+        #expect(try b.claimHolders()[other.downloadID] == nil)
+        await server.stop()
+    }
+
     @Test("a change by any worker reaches the others as a notification")
     func notifications() async throws {
         let server = try await PostgresServer.start()
@@ -152,5 +247,14 @@ struct PostgresStoreTests {
         #expect(try b.changeToken() != before, "b heard of a's insert")
         #expect(start.duration(to: .now) < .seconds(1))
         await server.stop()
+    }
+}
+
+extension DownloadRecord {
+    /// This record in `state`.
+    func with(state: DownloadState) -> DownloadRecord {
+        var record = self
+        record.state = state
+        return record
     }
 }

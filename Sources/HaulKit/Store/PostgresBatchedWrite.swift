@@ -1,0 +1,198 @@
+/// Statements that write many records in one round trip each, for ``PostgresDownloadStore``: a shared queue pays a
+/// round trip per statement, so a group of small downloads is written as one `INSERT` or `UPDATE` of many rows, not
+/// one statement per record inside `BEGIN` and `COMMIT`.
+///
+/// Every parameter carries its column's type (`$2::TIMESTAMPTZ`): a `NULL` has none of its own, and a row of
+/// `VALUES` takes its types from its values.
+struct PostgresBatchedWrite {
+    /// SQL and the values of its parameters (`$1` is the first).
+    struct Statement {
+        var sql: String
+        var values: [StoredValue]
+    }
+
+    /// Which rows an update may write, besides the one with the record's id.
+    enum Rule: Equatable {
+        /// Any.
+        case any
+        /// Rows no other worker holds (a job's columns: a worker that lost the lease writes nothing). A record
+        /// marked `completed` is the finishing group's: its body has arrived, so its lease keeps the download but no
+        /// longer counts a connection against its host (other workers may use it while the file is finished).
+        case unleasedOrOwner
+        /// Any; a row recorded `completed` by this owner gives up its lease in the same statement (a finished
+        /// download needs none, and its host's connection is free for other workers at once).
+        case releasingCompleted
+        /// Rows still `queued`, which become `running` (a pause or removal another worker wrote is kept).
+        case startingQueued
+    }
+
+    /// One update: `columns` of each record, under `rule`.
+    struct Update {
+        var columns: [DownloadColumn]
+        var records: ArraySlice<DownloadRecord>
+        var rule: Rule
+
+        /// Parameters: one per column, the id and the rule's own for each record, and the owner where the rule names it.
+        var parameterCount: Int {
+            records.count * (columns.count + 1 + rule.valuesPerRow) + (rule.namesOwner ? 1 : 0)
+        }
+    }
+
+    /// PostgreSQL's protocol counts a statement's parameters in 16 bits.
+    static let maximumParameters = 65_535
+    /// Records per statement at most, so that a statement's text stays a few hundred kilobytes.
+    static let maximumRows = 1_000
+
+    let table: String
+    /// This worker's name in leases.
+    let owner: String
+
+    /// Records per statement for `columnCount` values each.
+    static func rowsPerStatement(_ columnCount: Int) -> Int {
+        min(maximumRows, (maximumParameters - 1) / columnCount)
+    }
+
+    /// `INSERT` statements for `records`, whose ids are set: every column, as many rows each as the limits allow.
+    func inserts(_ records: [DownloadRecord], encoder: inout DownloadRecordEncoder) throws(DownloadError) -> [Statement]
+    {
+        let columns = DownloadColumn.allCases
+        let names = columns.map(\.rawValue).joined(separator: ", ")
+        var statements: [Statement] = []
+        let rows = min(Self.maximumRows, Self.maximumParameters / columns.count)
+        for start in stride(from: 0, to: records.count, by: rows) {
+            let chunk = records[start..<min(records.count, start + rows)]
+            var values: [StoredValue] = []
+            values.reserveCapacity(chunk.count * columns.count)
+            for record in chunk { try Self.append(columns, of: record, to: &values, encoder: &encoder) }
+            let tuples = Self.tuples(columns, rows: chunk.count, from: 1)
+            statements.append(Statement(sql: "INSERT INTO \(table) (\(names)) VALUES \(tuples)", values: values))
+        }
+        return statements
+    }
+
+    /// The updates that write `columns` of `records` under `rule`: the last record of each id only (PostgreSQL
+    /// writes an arbitrary one of several rows that match one id), as many records per statement as the limits allow.
+    static func updates(_ columns: [DownloadColumn], _ records: [DownloadRecord], rule: Rule) -> [Update] {
+        let unique = lastOfEachID(records)
+        let rows = rowsPerStatement(columns.count + 1 + rule.valuesPerRow)
+        return stride(from: 0, to: unique.count, by: rows).map { start in
+            Update(columns: columns, records: unique[start..<min(unique.count, start + rows)], rule: rule)
+        }
+    }
+
+    /// The statements for `updates`, so that all or none take effect: two updates of different records become one
+    /// statement (the first in a `WITH`: a statement is atomic by itself); otherwise one statement each, which the
+    /// caller runs in a transaction when there are several.
+    func statements(_ updates: [Update], encoder: inout DownloadRecordEncoder) throws(DownloadError) -> [Statement] {
+        if updates.count == 2, updates[0].parameterCount + updates[1].parameterCount <= Self.maximumParameters,
+            Set(updates[0].records.map(\.id)).isDisjoint(with: updates[1].records.map(\.id))
+        {
+            let first = try statement(updates[0], from: 1, encoder: &encoder)
+            let second = try statement(updates[1], from: 1 + first.values.count, encoder: &encoder)
+            return [Statement(sql: "WITH first AS (\(first.sql)) \(second.sql)", values: first.values + second.values)]
+        }
+        var statements: [Statement] = []
+        for update in updates { statements.append(try statement(update, from: 1, encoder: &encoder)) }
+        return statements
+    }
+
+    /// `UPDATE … FROM (VALUES …)` for `update`, its parameters numbered from `first`.
+    func statement(
+        _ update: Update, from first: Int, encoder: inout DownloadRecordEncoder
+    ) throws(DownloadError)
+        -> Statement
+    {
+        var values: [StoredValue] = []
+        values.reserveCapacity(update.parameterCount)
+        var next = first
+        var ownerParameter = ""
+        if update.rule.namesOwner {
+            ownerParameter = "$\(next)::TEXT"
+            values.append(.text(owner))
+            next += 1
+        }
+        let rowColumns = [DownloadColumn.id] + update.columns
+        for record in update.records {
+            try Self.append(rowColumns, of: record, to: &values, encoder: &encoder)
+            if update.rule == .unleasedOrOwner { values.append(.boolean(record.state == .completed)) }
+        }
+        var assignments = update.columns.map { "\($0.rawValue) = v.\($0.rawValue)" }
+        var conditions = ["d.id = v.id"]
+        switch update.rule {
+        case .any:
+            break
+        case .unleasedOrOwner:
+            conditions.append("(d.leaseOwner IS NULL OR d.leaseOwner = \(ownerParameter))")
+            assignments.append(
+                "leaseConnections = CASE WHEN v.finishing AND d.leaseOwner = \(ownerParameter) THEN 0 "
+                    + "ELSE d.leaseConnections END")
+        case .releasingCompleted:
+            let releases = "v.state = '\(DownloadState.completed.rawValue)' AND d.leaseOwner = \(ownerParameter)"
+            for lease in ["leaseOwner", "leaseExpires", "leaseHost", "leaseConnections"] {
+                assignments.append("\(lease) = CASE WHEN \(releases) THEN NULL ELSE d.\(lease) END")
+            }
+        case .startingQueued:
+            assignments.append("state = '\(DownloadState.running.rawValue)'")
+            conditions.append("d.state = '\(DownloadState.queued.rawValue)'")
+        }
+        let finishing = update.rule == .unleasedOrOwner
+        let tuples = Self.tuples(rowColumns, rows: update.records.count, from: next, finishing: finishing)
+        let names = rowColumns.map(\.rawValue).joined(separator: ", ") + (finishing ? ", finishing" : "")
+        return Statement(
+            sql:
+                "UPDATE \(table) AS d SET \(assignments.joined(separator: ", ")) FROM (VALUES \(tuples)) AS v(\(names)) "
+                + "WHERE \(conditions.joined(separator: " AND "))",
+            values: values)
+    }
+
+    /// `($n::TYPE, …), (…)`: `rows` rows of `columns` (and a boolean after them, with `finishing`), numbered from
+    /// `first`.
+    static func tuples(_ columns: [DownloadColumn], rows: Int, from first: Int, finishing: Bool = false) -> String {
+        var text = ""
+        text.reserveCapacity(rows * columns.count * 16)
+        var number = first
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ", ("
+            for (index, column) in columns.enumerated() {
+                if index > 0 { text += ", " }
+                text += "$\(number)::\(PostgresDownloadStore.type(of: column))"
+                number += 1
+            }
+            if finishing {
+                text += ", $\(number)::BOOLEAN"
+                number += 1
+            }
+            text += ")"
+        }
+        return text
+    }
+
+    /// The records, each id only at its last place (the order of the rest kept).
+    static func lastOfEachID(_ records: [DownloadRecord]) -> [DownloadRecord] {
+        var seen: Set<Int64?> = []
+        seen.reserveCapacity(records.count)
+        var kept: [DownloadRecord] = []
+        kept.reserveCapacity(records.count)
+        for record in records.reversed() where seen.insert(record.id).inserted { kept.append(record) }
+        if kept.count == records.count { return records }
+        return kept.reversed()
+    }
+
+    private static func append(
+        _ columns: [DownloadColumn], of record: DownloadRecord, to values: inout [StoredValue],
+        encoder: inout DownloadRecordEncoder
+    ) throws(DownloadError) {
+        do {
+            try encoder.appendValues(columns, of: record, to: &values)
+        } catch {
+            throw .internalError("cannot encode a record: \(error)")
+        }
+    }
+}
+
+extension PostgresBatchedWrite.Rule {
+    /// Whether the statement names this worker (`$first`).
+    var namesOwner: Bool { self == .unleasedOrOwner || self == .releasingCompleted }
+    /// Values of its own in each row: whether the record is the finishing group's.
+    var valuesPerRow: Int { self == .unleasedOrOwner ? 1 : 0 }
+}
