@@ -2,6 +2,9 @@
 # Workers draining one queue (issue 16): 1, 2 and 3 `haul run` processes on a shared PostgreSQL queue, against the
 # same workload on the embedded SQLite database (1 and 3 processes on one state directory), in one run.
 # Usage: bench/fleet.sh          COUNT=10000 KIB=4 JOBS=16 BUILD=release
+#        HAUL=/path/to/haul     a binary built before (another commit), instead of building this checkout
+#        FLEET_OUT=/mnt/other   downloads on another file system than PostgreSQL's (as on separate machines: the
+#                               workers' syncs then never wait behind the database's, nor the other way round)
 # Writes bench/results/fleet-<date>-<HHMM>.csv and prints files/s, database transactions per file and CPU per file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,13 +15,15 @@ KIB=${KIB:-4}
 JOBS=${JOBS:-16}
 BUILD=${BUILD:-release}
 
-swift build -c "$BUILD" --product haul >/dev/null
-HAUL=$(swift build -c "$BUILD" --show-bin-path)/haul
+if [ -z "${HAUL:-}" ]; then
+    swift build -c "$BUILD" --product haul >/dev/null
+    HAUL=$(swift build -c "$BUILD" --show-bin-path)/haul
+fi
 bench_setup
 bench_random_files small "$COUNT" "$KIB"
 LIST="$BENCH_DIR/fleet-list.txt"
 bench_file_list small "$COUNT" "$LIST" >/dev/null
-OUT="$BENCH_DIR/fleet"
+OUT=${FLEET_OUT:-$BENCH_DIR/fleet}
 CSV=$(bench_csv fleet)
 
 # A private PostgreSQL cluster (as the tests start one): initdb into the bench directory, its own port, durable
@@ -100,7 +105,7 @@ run_case() {
         "$name" "$add_s" "$run_s" "$rate" "$tx_per_file" "$cpu_ms" "$rss" "$ok"
 }
 
-echo "fleet: $COUNT files of $KIB KiB, -j $JOBS per worker, $(nproc) cores, build $BUILD"
+echo "fleet: $COUNT files of $KIB KiB, -j $JOBS per worker, $(nproc) cores, $HAUL, downloads in $OUT"
 run_case "sqlite 1 process" 1 sqlite
 run_case "sqlite 3 processes" 3 sqlite
 run_case "postgres 1 worker" 1 postgres
