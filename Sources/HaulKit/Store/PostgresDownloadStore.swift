@@ -13,8 +13,8 @@ import Synchronization
 /// (`FOR UPDATE SKIP LOCKED`, so workers never wait on each other's rows); a heartbeat renews this worker's leases
 /// every third of ``leaseTimeout``; a worker that dies loses its leases when they expire, and another takes its
 /// downloads over. A worker that lost a lease can no longer write that download's progress (checkpoints and
-/// transfer columns are written only under the lease). Every change notifies the other workers (`LISTEN/NOTIFY`),
-/// which is what ``changeToken()`` counts.
+/// transfer columns are written only under the lease). Every write but a lease's alone (a claim, a renewal, a release)
+/// notifies the workers (`LISTEN/NOTIFY`); ``changeToken()`` counts the notifications of other workers' writes.
 ///
 /// Calls are synchronous, as the protocol's: each waits for its round trips on the calling thread (never an event
 /// loop's), one call at a time per connection: one for claims and leases, one for everything else. Each write is as
@@ -76,7 +76,14 @@ final class PostgresDownloadStore: DownloadStore {
         listener = try connect(2)
         try migrate()
         // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
-        listener.addListener(channel: Self.channel) { [weak self] _, _ in self?.changes.add(1, ordering: .relaxed) }
+        // This worker's own writes are not changes by another writer: its connections' notifications are not counted.
+        let own = Set(
+            try [data, leases].map { lane throws(DownloadError) in
+                try Self.backendID(of: lane.connection, at: location, logger: logger)
+            })
+        listener.addListener(channel: Self.channel) { [weak self] _, notification in
+            if !own.contains(notification.backendPID) { self?.changes.add(1, ordering: .relaxed) }
+        }
         do {
             _ = try listener.query("SELECT 1", logger: logger).wait()
         } catch {
@@ -103,6 +110,22 @@ final class PostgresDownloadStore: DownloadStore {
         heartbeatStopped.store(true, ordering: .relaxed)
         // A connection must be closed before it is released: each is kept until its close completes.
         for open in [data.connection, leases.connection, listener] { open.close().whenComplete { _ in _ = open } }
+    }
+
+    /// The server process of `connection`: notifications name the one whose transaction sent them.
+    private static func backendID(
+        of connection: PostgresConnection, at location: String, logger: Logger
+    ) throws(DownloadError) -> Int32 {
+        let rows: [PostgresRow]
+        do {
+            rows = try connection.query("SELECT pg_backend_pid()", logger: logger).wait().rows
+        } catch {
+            throw .sharedDatabase(location, reason: describe(error))
+        }
+        guard let id = try? rows.first?.makeRandomAccess()[0].decode(Int32.self) else {
+            throw .sharedDatabase(location, reason: "it did not say which process serves a connection")
+        }
+        return id
     }
 
     private static func configuration(_ url: URL) throws(DownloadError) -> PostgresConnection.Configuration {
@@ -298,6 +321,21 @@ final class PostgresDownloadStore: DownloadStore {
                 RETURN granted;
             END;
             $$ LANGUAGE plpgsql VOLATILE;
+            """
+        ),
+        (
+            // The columns are listed as they are at v4: a migration that adds one recreates this trigger with it.
+            "v4: no notification for a change of lease alone",
+            """
+            DROP TRIGGER \(table)_changed ON \(table);
+            CREATE TRIGGER \(table)_changed AFTER INSERT OR DELETE ON \(table)
+                FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
+            CREATE TRIGGER \(table)_updated AFTER UPDATE OF
+                url, requestedDestination, destinationPath, options, state, createdAt, updatedAt, startedAt,
+                completedAt, errorCode, errorSummary, errorSuggestion, errorTransient, errorHTTPStatus, hasPartData,
+                generation, durableBytes, bootID, etag, lastModified, totalBytes, contentEncoding, finalURL,
+                finalizing, segments
+                ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
             """
         ),
     ]

@@ -45,7 +45,7 @@ struct PostgresStoreTests {
         // A second worker opens the same schema without migrating it again.
         let other = try Self.store(url, owner: "b")
         #expect(try other.fetchAll().map(\.id) == [1, 2])
-        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "3")
+        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "4")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
         #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
@@ -230,6 +230,41 @@ struct PostgresStoreTests {
         a.release(other.downloadID)
         #expect(try b.claimHolders()[other.downloadID] == nil)
         await server.stop()
+    }
+
+    @Test("only other workers' writes move the change token: not a worker's own, nor a claim or release alone")
+    func changesOfOthersOnly() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a")
+        let b = try Self.store(url, owner: "b")
+        let ownBefore = try a.changeToken()
+        var seen = try b.changeToken()
+        let records = try a.insert((1...3).map { DownloadStoreTests.queued("http://a/\($0)") })
+        seen = try await Self.token(of: b, after: seen)
+
+        // Leases alone notify nobody: when a's next write arrives, it is the only one b heard of. (Notifications
+        // come in commit order.)
+        let share = HostShare(host: "a", wanted: 1, limit: 8)
+        #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(a.widenClaim(records[0].downloadID, share: .init(host: "a", wanted: 2, limit: 8)) == 2)
+        a.release(records[0].downloadID)
+        try a.saveLifecycle([records[1].with(state: .paused)])
+        #expect(try await Self.token(of: b, after: seen) == seen + 1)
+
+        // a's own writes (the insert, the pause) are not counted by a; b's write is.
+        try b.saveLifecycle([records[2].with(state: .failed)])
+        #expect(try await Self.token(of: a, after: ownBefore) == ownBefore + 1)
+        await server.stop()
+    }
+
+    /// `store`'s change token once it differs from `token` (at most 5 s).
+    static func token(of store: PostgresDownloadStore, after token: Int) async throws -> Int {
+        let start = ContinuousClock.now
+        while try store.changeToken() == token, start.duration(to: .now) < .seconds(5) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try store.changeToken()
     }
 
     @Test("a change by any worker reaches the others as a notification")
