@@ -34,6 +34,9 @@ public actor DownloadManager {
     var hostKeys: [DownloadID: String] = [:]
     /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
+    /// Finishing downloads whose connections are still counted in a store that claims together, and whose slots the
+    /// next ``schedule()`` (queued behind the calls waiting for this actor) gives out; see `jobFinishing`.
+    var connectionsDone: [DownloadID] = []
     /// The store's change token as of which ``records`` holds every other writer's changes (nil while it does not):
     /// a claim made while it is still the token need not read the download's state again.
     var viewToken: Int?
@@ -160,6 +163,7 @@ public actor DownloadManager {
     @discardableResult
     func perform(_ actions: [DownloadLifecycle.Action]) -> Performed {
         var performed = Performed()
+        var claimed = store.claimsTogether ? claimTogether(actions) : [:]
         for action in actions {
             switch action {
             case .record(let ids, let state):
@@ -169,7 +173,7 @@ public actor DownloadManager {
                 records[id]?.state = state
                 if let record = records[id] { hub.yield(id, .status(status(of: record))) }
             case .start(let id):
-                start(id)
+                start(id, claimed: claimed.removeValue(forKey: id))
             case .stop(let id, _):
                 jobs[id]?.task.cancel()
                 // A job waiting for a slot goes on to see that it is stopped.
@@ -267,16 +271,35 @@ public actor DownloadManager {
 
     static func host(of record: DownloadRecord) -> String { URLHost.lowercased(in: record.url) }
 
-    private func start(_ id: DownloadID) {
+    /// The claims of the downloads `actions` start, made together (a store across a network answers them in one
+    /// round trip), except those that ``start(_:claimed:)`` settles without the store.
+    private func claimTogether(_ actions: [DownloadLifecycle.Action]) -> [DownloadID: ClaimOutcome] {
+        var requests: [(id: DownloadID, share: HostShare)] = []
+        for case .start(let id) in actions {
+            guard let record = records[id], !record.isDamaged else { continue }
+            let host = hostKey(of: record)
+            if busyHosts.contains(host) { continue }
+            requests.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
+        }
+        guard requests.count > 1 else { return [:] }
+        return Dictionary(
+            zip(requests.map(\.id), store.claim(requests, viewToken: viewToken)),
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Starts a job for `id` once it is claimed (`claimed`: the outcome of a claim made together with others).
+    private func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) {
         guard var record = records[id], !record.isDamaged else { return claimRefused(id) }
         let host = hostKey(of: record)
-        // One refusal a tick per host: the others of a busy host wait without asking the store.
+        // One refusal a tick per host: the others of a busy host wait without asking the store. A claim made
+        // together with others stands (a lease it took must be used or released).
         let outcome =
-            busyHosts.contains(host)
-            ? .hostBusy
-            : store.claim(
-                id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
-                viewToken: viewToken)
+            claimed
+            ?? (busyHosts.contains(host)
+                ? .hostBusy
+                : store.claim(
+                    id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
+                    viewToken: viewToken))
         switch outcome {
         case .granted:
             break
@@ -318,7 +341,17 @@ public actor DownloadManager {
 
     /// The job has its complete file: its slot goes to the next queued download while the file is finished.
     private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) {
-        if lifecycle.finishingStarted(id, holding: heldBytes) { schedule() }
+        guard lifecycle.finishingStarted(id, holding: heldBytes) else { return }
+        guard store.claimsTogether else { return schedule() }
+        // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
+        // given back together, and the next downloads claimed together.
+        connectionsDone.append(id)
+        guard connectionsDone.count == 1 else { return }
+        Task {
+            store.connectionsDone(connectionsDone)
+            connectionsDone = []
+            schedule()
+        }
     }
 
     /// Returns once the job, which gave its slot back, has one again.

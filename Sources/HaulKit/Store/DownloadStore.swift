@@ -71,9 +71,19 @@ protocol DownloadStore: AnyObject, Sendable {
     /// `viewToken` is the ``changeToken()`` as of which the caller's view of the download is complete: while it is
     /// still the token, no other writer changed anything since, and the store need not read the state again.
     func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome
+    /// Whether ``claim(_:viewToken:)`` of several downloads costs less than a claim of each: a store across a network
+    /// answers them in one round trip, and the manager then gathers the downloads it starts together.
+    var claimsTogether: Bool { get }
+    /// Claims several downloads in order, each as ``claim(_:share:viewToken:)`` would (a later one sees the host's
+    /// connections the earlier ones took), and returns their outcomes in the same order.
+    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome]
     /// Asks for more of the host's connections for a download this owner holds (to split it): returns how many it
     /// may open now, at least 1 and at most `share.wanted`. The share is kept until the claim is released.
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int
+    /// These downloads, which this owner holds, use no connection now (their bodies have arrived and their files are
+    /// being finished): a store that holds host limits across workers gives their share of the host back, and keeps
+    /// the claims.
+    func connectionsDone(_ ids: [DownloadID])
     /// Gives up a claim this owner holds.
     func release(_ id: DownloadID)
     /// Those of `ids` that a live owner elsewhere holds (one query). Ask only for downloads this owner does not hold.
@@ -107,6 +117,14 @@ enum ClaimOutcome: Equatable, Sendable {
 }
 
 extension DownloadStore {
+    var claimsTogether: Bool { false }
+
+    func connectionsDone(_ ids: [DownloadID]) {}
+
+    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
+        requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
+    }
+
     /// ``claim(_:share:viewToken:)`` with no view to trust: the state is read again.
     func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome { claim(id, share: share, viewToken: nil) }
 

@@ -15,9 +15,7 @@ struct PostgresBatchedWrite {
     enum Rule: Equatable {
         /// Any.
         case any
-        /// Rows no other worker holds (a job's columns: a worker that lost the lease writes nothing). A record
-        /// marked `completed` is the finishing group's: its body has arrived, so its lease keeps the download but no
-        /// longer counts a connection against its host (other workers may use it while the file is finished).
+        /// Rows no other worker holds (a job's columns: a worker that lost the lease writes nothing).
         case unleasedOrOwner
         /// Any; a row recorded `completed` by this owner gives up its lease in the same statement (a finished
         /// download needs none, and its host's connection is free for other workers at once).
@@ -32,10 +30,8 @@ struct PostgresBatchedWrite {
         var records: ArraySlice<DownloadRecord>
         var rule: Rule
 
-        /// Parameters: one per column, the id and the rule's own for each record, and the owner where the rule names it.
-        var parameterCount: Int {
-            records.count * (columns.count + 1 + rule.valuesPerRow) + (rule.namesOwner ? 1 : 0)
-        }
+        /// Parameters: one per column and the id for each record, and the owner where the rule names it.
+        var parameterCount: Int { records.count * (columns.count + 1) + (rule.namesOwner ? 1 : 0) }
     }
 
     /// PostgreSQL's protocol counts a statement's parameters in 16 bits.
@@ -74,7 +70,7 @@ struct PostgresBatchedWrite {
     /// writes an arbitrary one of several rows that match one id), as many records per statement as the limits allow.
     static func updates(_ columns: [DownloadColumn], _ records: [DownloadRecord], rule: Rule) -> [Update] {
         let unique = lastOfEachID(records)
-        let rows = rowsPerStatement(columns.count + 1 + rule.valuesPerRow)
+        let rows = rowsPerStatement(columns.count + 1)
         return stride(from: 0, to: unique.count, by: rows).map { start in
             Update(columns: columns, records: unique[start..<min(unique.count, start + rows)], rule: rule)
         }
@@ -114,7 +110,6 @@ struct PostgresBatchedWrite {
         let rowColumns = [DownloadColumn.id] + update.columns
         for record in update.records {
             try Self.append(rowColumns, of: record, to: &values, encoder: &encoder)
-            if update.rule == .unleasedOrOwner { values.append(.boolean(record.state == .completed)) }
         }
         var assignments = update.columns.map { "\($0.rawValue) = v.\($0.rawValue)" }
         var conditions = ["d.id = v.id"]
@@ -123,9 +118,6 @@ struct PostgresBatchedWrite {
             break
         case .unleasedOrOwner:
             conditions.append("(d.leaseOwner IS NULL OR d.leaseOwner = \(ownerParameter))")
-            assignments.append(
-                "leaseConnections = CASE WHEN v.finishing AND d.leaseOwner = \(ownerParameter) THEN 0 "
-                    + "ELSE d.leaseConnections END")
         case .releasingCompleted:
             let releases = "v.state = '\(DownloadState.completed.rawValue)' AND d.leaseOwner = \(ownerParameter)"
             for lease in ["leaseOwner", "leaseExpires", "leaseHost", "leaseConnections"] {
@@ -135,9 +127,8 @@ struct PostgresBatchedWrite {
             assignments.append("state = '\(DownloadState.running.rawValue)'")
             conditions.append("d.state = '\(DownloadState.queued.rawValue)'")
         }
-        let finishing = update.rule == .unleasedOrOwner
-        let tuples = Self.tuples(rowColumns, rows: update.records.count, from: next, finishing: finishing)
-        let names = rowColumns.map(\.rawValue).joined(separator: ", ") + (finishing ? ", finishing" : "")
+        let tuples = Self.tuples(rowColumns, rows: update.records.count, from: next)
+        let names = rowColumns.map(\.rawValue).joined(separator: ", ")
         return Statement(
             sql:
                 "UPDATE \(table) AS d SET \(assignments.joined(separator: ", ")) FROM (VALUES \(tuples)) AS v(\(names)) "
@@ -145,9 +136,8 @@ struct PostgresBatchedWrite {
             values: values)
     }
 
-    /// `($n::TYPE, …), (…)`: `rows` rows of `columns` (and a boolean after them, with `finishing`), numbered from
-    /// `first`.
-    static func tuples(_ columns: [DownloadColumn], rows: Int, from first: Int, finishing: Bool = false) -> String {
+    /// `($n::TYPE, …), (…)`: `rows` rows of `columns`, numbered from `first`.
+    static func tuples(_ columns: [DownloadColumn], rows: Int, from first: Int) -> String {
         var text = ""
         text.reserveCapacity(rows * columns.count * 16)
         var number = first
@@ -156,10 +146,6 @@ struct PostgresBatchedWrite {
             for (index, column) in columns.enumerated() {
                 if index > 0 { text += ", " }
                 text += "$\(number)::\(PostgresDownloadStore.type(of: column))"
-                number += 1
-            }
-            if finishing {
-                text += ", $\(number)::BOOLEAN"
                 number += 1
             }
             text += ")"
@@ -193,6 +179,4 @@ struct PostgresBatchedWrite {
 extension PostgresBatchedWrite.Rule {
     /// Whether the statement names this worker (`$first`).
     var namesOwner: Bool { self == .unleasedOrOwner || self == .releasingCompleted }
-    /// Values of its own in each row: whether the record is the finishing group's.
-    var valuesPerRow: Int { self == .unleasedOrOwner ? 1 : 0 }
 }

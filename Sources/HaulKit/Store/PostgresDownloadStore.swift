@@ -168,7 +168,8 @@ final class PostgresDownloadStore: DownloadStore {
     /// One connection and its turn: a transaction's statements must not interleave with another's.
     private final class Lane: Sendable {
         let connection: PostgresConnection
-        let calls = Mutex(())
+        /// Held for each call; during it, whether its failure was a conflict with another transaction.
+        let calls = Mutex(false)
 
         init(_ connection: PostgresConnection) { self.connection = connection }
     }
@@ -182,7 +183,40 @@ final class PostgresDownloadStore: DownloadStore {
         -> PostgresQueryResult
     {
         let lane = lane ?? data
-        return try lane.calls.withLock { _ throws(DownloadError) in try unlockedRun(sql, binds, on: lane.connection) }
+        return try retryingConflicts(on: lane) { conflict throws(DownloadError) in
+            try unlockedRun(sql, binds, on: lane.connection, conflict: &conflict)
+        }
+    }
+
+    /// Attempts of a statement or transaction that conflicts with another transaction (a deadlock, a serialization
+    /// failure: PostgreSQL rolls one back, and asks to try again).
+    static let conflictAttempts = 4
+
+    /// Runs `call` holding `lane`; again (at most ``conflictAttempts`` times in all, after 10, 20, 40 ms) when it
+    /// failed for a conflict with another transaction.
+    private func retryingConflicts<T>(
+        on lane: Lane, _ call: (_ conflict: inout Bool) throws(DownloadError) -> T
+    ) throws(DownloadError) -> T {
+        var attempt = 1
+        while true {
+            let (result, conflicted) = lane.calls.withLock { conflict -> (Result<T, DownloadError>, Bool) in
+                conflict = false
+                do throws(DownloadError) {
+                    return (.success(try call(&conflict)), false)
+                } catch {
+                    return (.failure(error), conflict)
+                }
+            }
+            switch result {
+            case .success(let value):
+                return value
+            case .failure(let error):
+                guard attempt < Self.conflictAttempts, conflicted else { throw error }
+                logger.debug("retrying after a conflict", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                Thread.sleep(forTimeInterval: 0.01 * Double(1 << (attempt - 1)))
+                attempt += 1
+            }
+        }
     }
 
     /// Runs `body` in one transaction; `body` sends its statements with `send`.
@@ -191,16 +225,17 @@ final class PostgresDownloadStore: DownloadStore {
             T
     ) throws(DownloadError) -> T {
         let connection = data.connection
-        return try data.calls.withLock { _ throws(DownloadError) in
-            try unlockedRun("BEGIN", [], on: connection)
+        return try retryingConflicts(on: data) { conflict throws(DownloadError) in
+            try unlockedRun("BEGIN", [], on: connection, conflict: &conflict)
             do throws(DownloadError) {
                 let result = try body { sql, binds throws(DownloadError) in
-                    try unlockedRun(sql, binds, on: connection)
+                    try unlockedRun(sql, binds, on: connection, conflict: &conflict)
                 }
-                try unlockedRun("COMMIT", [], on: connection)
+                try unlockedRun("COMMIT", [], on: connection, conflict: &conflict)
                 return result
             } catch {
-                _ = try? unlockedRun("ROLLBACK", [], on: connection)
+                var ignored = false
+                _ = try? unlockedRun("ROLLBACK", [], on: connection, conflict: &ignored)
                 throw error
             }
         }
@@ -208,7 +243,7 @@ final class PostgresDownloadStore: DownloadStore {
 
     @discardableResult
     private func unlockedRun(
-        _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection
+        _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection, conflict: inout Bool
     ) throws(DownloadError) -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
@@ -224,6 +259,10 @@ final class PostgresDownloadStore: DownloadStore {
         do {
             return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
         } catch {
+            // deadlock_detected, serialization_failure
+            if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state == "40P01" || state == "40001" {
+                conflict = true
+            }
             throw .sharedDatabase(location, reason: Self.describe(error))
         }
     }
@@ -600,6 +639,49 @@ final class PostgresDownloadStore: DownloadStore {
         }
     }
 
+    var claimsTogether: Bool { true }
+
+    /// One round trip for all: `haul_download_take_share` called for each row of a `VALUES` list, in order, in one
+    /// statement (each call takes a fresh snapshot, so it counts the connections the calls before it took).
+    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
+        guard requests.count > 1 else {
+            return requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
+        }
+        var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
+        var rows: [String] = []
+        for (index, request) in requests.enumerated() {
+            let first = values.count + 1
+            rows.append(
+                "($\(first)::BIGINT, $\(first + 1)::TEXT, $\(first + 2)::BIGINT, $\(first + 3)::BIGINT, \(index))")
+            values += [
+                .integer(request.id.rawValue), .text(request.share.host),
+                .integer(Int64(max(1, request.share.wanted))), .integer(Int64(request.share.limit)),
+            ]
+        }
+        let granted = try? run(
+            """
+            SELECT r.n, \(Self.table)_take_share(r.id, $1, r.host, r.wanted, r.lim, $2, true)
+            FROM (VALUES \(rows.joined(separator: ", "))) AS r(id, host, wanted, lim, n) ORDER BY r.n
+            """, values, on: leases
+        ).rows.map { row in
+            (try? row.makeRandomAccess()[1].decode(Int64.self)).map { Int($0) }
+        }
+        // The database unreachable: refused, and the next tick tries again.
+        guard let granted, granted.count == requests.count else {
+            return Array(repeating: .refused, count: requests.count)
+        }
+        return zip(requests, granted).map { request, result in
+            switch result {
+            case nil: return .refused
+            case let count? where count < 0: return .refused
+            case 0: return .hostBusy
+            case let count?:
+                held.withLock { _ = $0.insert(request.id) }
+                return .granted(connections: count)
+            }
+        }
+    }
+
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
         max(1, takeShare(id, share, taking: false) ?? 1)
     }
@@ -616,6 +698,20 @@ final class PostgresDownloadStore: DownloadStore {
             ], on: leases
         ).rows
         return rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
+    }
+
+    /// One statement for all (a lease's column alone: nobody is notified), on the data connection, so it never
+    /// takes the rows' locks in another order than a group's write running at the same time.
+    func connectionsDone(_ ids: [DownloadID]) {
+        guard !ids.isEmpty else { return }
+        for start in stride(from: 0, to: ids.count, by: 1000) {
+            let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+            _ = try? run(
+                """
+                UPDATE \(Self.table) SET leaseConnections = 0
+                WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner = $1
+                """, [.text(owner)] + chunk)
+        }
     }
 
     /// No round trip for a download this worker does not hold (its completion gave the lease up already).

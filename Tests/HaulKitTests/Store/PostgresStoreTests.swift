@@ -207,21 +207,23 @@ struct PostgresStoreTests {
         #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
         #expect(b.claim(records[1].downloadID, share: share) == .hostBusy)
 
-        // The finishing group records a's body (the job marked it completed): the connection is free, the lease kept.
+        // a's body has arrived (its file is being finished): the connection is free, the lease kept.
+        let sent = a.statementCount
+        a.connectionsDone([records[0].downloadID])
+        #expect(a.statementCount - sent == 1)
+        #expect(try b.claimHolders()[records[0].downloadID] == "a")
+        #expect(b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
+
+        // Recorded completed: the lease goes in that write, so the release costs no round trip.
         var finished = records[0]
         finished.destinationPath = "/d/1"
         finished.state = .completed
         finished.completedAt = DownloadStoreTests.date
-        try a.saveTransfers([finished])
-        #expect(try b.claimHolders()[finished.downloadID] == "a")
-        #expect(b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
-
-        // Recorded completed: the lease goes in that write, so the release costs no round trip.
         try a.saveLifecycle([finished])
         #expect(try b.claimHolders()[finished.downloadID] == nil)
-        let sent = a.statementCount
+        let released = a.statementCount
         a.release(finished.downloadID)
-        #expect(a.statementCount == sent)
+        #expect(a.statementCount == released)
         // A download recorded otherwise keeps its lease until released.
         let other = try #require(try a.insert([DownloadStoreTests.queued("http://other/1")]).first)
         #expect(a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
@@ -265,6 +267,83 @@ struct PostgresStoreTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         return try store.changeToken()
+    }
+
+    @Test("claims made together: one round trip, in order, each counting the connections the ones before it took")
+    func claimsTogether() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try Self.store(url, owner: "a")
+        let b = try Self.store(url, owner: "b")
+        let ids = try a.insert((1...6).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
+        let mirror = HostShare(host: "mirror", wanted: 1, limit: 3)
+        #expect(b.claim(ids[5], share: mirror) == .granted(connections: 1))
+        let sent = a.statementCount
+        let outcomes = a.claim(
+            [
+                (ids[0], mirror), (ids[5], mirror), (ids[1], HostShare(host: "mirror", wanted: 2, limit: 3)),
+                (ids[2], mirror), (ids[3], HostShare(host: "other", wanted: 1, limit: 3)),
+            ], viewToken: nil)
+        #expect(a.statementCount - sent == 1)
+        #expect(
+            outcomes == [
+                .granted(connections: 1), .refused, .granted(connections: 1), .hostBusy, .granted(connections: 1),
+            ])
+        #expect(try a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[5]: "b"])
+        // Held as any claim: released one by one.
+        a.release(ids[0])
+        #expect(b.claim(ids[2], share: mirror) == .granted(connections: 1))
+        await server.stop()
+    }
+
+    @Test("a write rolled back for a conflict (deadlock, serialization) is tried again, a bounded number of times")
+    func conflictsRetried() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let store = try Self.store(url, owner: "a")
+        let records = try store.insert((1...2).map { DownloadStoreTests.queued("http://a/\($0)") })
+        // Each update fails for a conflict while a sequence (which no rollback undoes) is at most `fails`.
+        try server.sql(
+            """
+            CREATE SEQUENCE attempts; CREATE TABLE fails (n BIGINT); INSERT INTO fails VALUES (2);
+            CREATE FUNCTION conflict() RETURNS trigger AS $$ BEGIN
+                IF nextval('attempts') <= (SELECT n FROM fails) THEN
+                    RAISE EXCEPTION 'could not serialize access' USING ERRCODE = 'serialization_failure';
+                END IF;
+                RETURN NULL;
+            END; $$ LANGUAGE plpgsql;
+            CREATE TRIGGER conflict BEFORE UPDATE ON haul_download FOR EACH STATEMENT EXECUTE FUNCTION conflict();
+            """, database: url.lastPathComponent)
+        var sent = store.statementCount
+        try store.saveLifecycle([records[0].with(state: .paused)])
+        #expect(store.statementCount - sent == 3, "two conflicts, then done")
+        #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        // A transaction (one record in both of its statements) is tried again whole: BEGIN, the first UPDATE
+        // (refused), ROLLBACK, then BEGIN, both UPDATEs, COMMIT.
+        try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 1", database: url.lastPathComponent)
+        sent = store.statementCount
+        var moved = records[1]
+        moved.destinationPath = "/d/2"
+        try store.saveLifecycleAndTransfers(lifecycle: [moved.with(state: .failed)], transfers: [moved])
+        #expect(store.statementCount - sent == 7)
+        #expect(try store.fetch(moved.downloadID) == moved.with(state: .failed))
+        // Conflicts that go on fail the write after four attempts, with the database's message.
+        try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 100", database: url.lastPathComponent)
+        sent = store.statementCount
+        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        #expect(store.statementCount - sent == PostgresDownloadStore.conflictAttempts)
+        #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        // Another failure is not tried again.
+        try server.sql(
+            """
+            CREATE OR REPLACE FUNCTION conflict() RETURNS trigger AS $$ BEGIN
+                RAISE EXCEPTION 'disk full' USING ERRCODE = 'disk_full';
+            END; $$ LANGUAGE plpgsql;
+            """, database: url.lastPathComponent)
+        sent = store.statementCount
+        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        #expect(store.statementCount - sent == 1)
+        await server.stop()
     }
 
     @Test("a change by any worker reaches the others as a notification")
