@@ -100,7 +100,7 @@ run_case() {
     rate=$(awk -v n="$COUNT" -v w="$run_s" 'BEGIN { printf "%.0f", n / w }')
     tx_per_file=$(awk -v a="$before" -v b="$after" -v n="$COUNT" 'BEGIN { printf "%.1f", (b - a) / n }')
     cpu_ms=$(awk -v c="$cpu" -v n="$COUNT" 'BEGIN { printf "%.2f", c * 1000 / n }')
-    echo "$(date -u +%FT%TZ),fleet,$name,haul,1,$run_s,$cpu,$rss,$rate,files/s,$ok" >> "$CSV"
+    echo "$(date -u +%FT%TZ),fleet,$name,$(basename "$HAUL"),1,$run_s,$cpu,$rss,$rate,files/s,$ok" >> "$CSV"
     printf '  %-22s add %6.2f s  run %7.2f s  %6s files/s  %5s db tx/file  cpu %5s ms/file  rss %7s KiB  %s\n' \
         "$name" "$add_s" "$run_s" "$rate" "$tx_per_file" "$cpu_ms" "$rss" "$ok"
 }
