@@ -44,6 +44,22 @@ struct DownloadStoreTests {
         return record
     }
 
+    /// `records` with job columns that differ from record to record (present or not, each kind of value), as a
+    /// batched write must keep them apart.
+    static func variedTransfers(_ records: ArraySlice<DownloadRecord>) -> [DownloadRecord] {
+        var transfers = Array(records)
+        for index in transfers.indices {
+            transfers[index].destinationPath = "/d/\(index)"
+            transfers[index].transfer.durableBytes = Int64(index)
+            transfers[index].transfer.totalBytes = index % 3 == 0 ? nil : Int64(index * 10)
+            transfers[index].transfer.etag = index % 2 == 0 ? "\"\(index)\"" : nil
+            transfers[index].transfer.hasPartData = index % 5 == 0
+            transfers[index].updatedAt = date.addingTimeInterval(Double(index))
+            if index == 70 { transfers[index].transfer.segments = [Segment(id: 0, start: 0, end: 9, written: 4)] }
+        }
+        return transfers
+    }
+
     /// Writes one record's life-cycle columns and another's transfer columns in one call; checks each got only its own.
     static func expectLifecycleAndTransfers(_ store: any DownloadStore) throws {
         let written = try store.insert([queued("http://a/finished"), queued("http://a/next")])
@@ -246,16 +262,7 @@ struct DownloadStoreTests {
         let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path, batchesUpdates: batched)
         // 64 + 16 + 4 + 3: each batched statement once, then three records alone; record 88 is not written.
         let added = try store.insert((0..<88).map { Self.queued("http://a/\($0)") })
-        var transfers = Array(added.prefix(87))
-        for index in transfers.indices {
-            transfers[index].destinationPath = "/d/\(index)"
-            transfers[index].transfer.durableBytes = Int64(index)
-            transfers[index].transfer.totalBytes = index % 3 == 0 ? nil : Int64(index * 10)
-            transfers[index].transfer.etag = index % 2 == 0 ? "\"\(index)\"" : nil
-            transfers[index].transfer.hasPartData = index % 5 == 0
-            transfers[index].updatedAt = Self.date.addingTimeInterval(Double(index))
-            if index == 70 { transfers[index].transfer.segments = [Segment(id: 0, start: 0, end: 9, written: 4)] }
-        }
+        let transfers = Self.variedTransfers(added.prefix(87))
         try store.saveTransfers(transfers)
         #expect(try store.fetchAll() == transfers + [added[87]])
 

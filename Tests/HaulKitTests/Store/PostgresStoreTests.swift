@@ -155,15 +155,7 @@ struct PostgresStoreTests {
         #expect(try store.fetchAll() == first + inserted)
 
         // Job columns of 87 records, each its own values: one statement.
-        var transfers = Array(inserted.prefix(87))
-        for index in transfers.indices {
-            transfers[index].destinationPath = "/d/\(index)"
-            transfers[index].transfer.durableBytes = Int64(index)
-            transfers[index].transfer.totalBytes = index % 3 == 0 ? nil : Int64(index * 10)
-            transfers[index].transfer.etag = index % 2 == 0 ? "\"\(index)\"" : nil
-            transfers[index].transfer.hasPartData = index % 5 == 0
-            transfers[index].updatedAt = DownloadStoreTests.date.addingTimeInterval(Double(index))
-        }
+        let transfers = DownloadStoreTests.variedTransfers(inserted.prefix(87))
         sent = store.statementCount
         try store.saveTransfers(transfers)
         #expect(store.statementCount - sent == 1)
