@@ -377,6 +377,65 @@ final class PostgresDownloadStore: DownloadStore {
                 ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
             """
         ),
+        (
+            // take_share for many downloads, counting each host's live connections once, not once per download.
+            // A row's own live lease (this owner's, claimed again) is in that count: it is taken out before the
+            // download's grant is worked out, as take_share leaves the row out of its count.
+            "v5: claims together, each host counted once",
+            """
+            CREATE FUNCTION \(table)_take_shares(
+                d_owner TEXT, lease_ms BIGINT, ids BIGINT[], hosts TEXT[], wanted BIGINT[], lims BIGINT[]
+            ) RETURNS BIGINT[] AS $$
+            DECLARE
+                results BIGINT[] := '{}';
+                counted TEXT[] := '{}';
+                used_by BIGINT[] := '{}';
+                k INT;
+                used BIGINT;
+                counted_prior BIGINT;
+                own_prior BIGINT;
+                granted BIGINT;
+            BEGIN
+                FOR i IN 1..coalesce(array_length(ids, 1), 0) LOOP
+                    SELECT CASE WHEN leaseOwner IS NOT NULL AND leaseExpires >= now() AND leaseHost = hosts[i]
+                                THEN COALESCE(leaseConnections, 0) ELSE 0 END,
+                           CASE WHEN leaseOwner = d_owner THEN COALESCE(leaseConnections, 0) ELSE 0 END
+                    INTO counted_prior, own_prior
+                    FROM \(table)
+                    WHERE id = ids[i] AND state IN ('\(DownloadState.queued.rawValue)', '\(DownloadState.running.rawValue)')
+                        AND (leaseOwner IS NULL OR leaseOwner = d_owner OR leaseExpires < now())
+                    FOR UPDATE SKIP LOCKED;
+                    IF NOT FOUND THEN
+                        results := results || (-1)::BIGINT;
+                        CONTINUE;
+                    END IF;
+                    k := array_position(counted, hosts[i]);
+                    IF k IS NULL THEN
+                        PERFORM pg_advisory_xact_lock(hashtext('haul-host ' || hosts[i]));
+                        SELECT COALESCE(SUM(leaseConnections), 0) INTO used FROM \(table)
+                        WHERE leaseHost = hosts[i] AND leaseOwner IS NOT NULL AND leaseExpires >= now();
+                        counted := counted || hosts[i];
+                        used_by := used_by || used;
+                        k := array_length(counted, 1);
+                    END IF;
+                    used := used_by[k] - counted_prior;
+                    IF used >= lims[i] THEN
+                        results := results || 0::BIGINT;
+                        CONTINUE;
+                    END IF;
+                    granted := GREATEST(own_prior, LEAST(wanted[i], lims[i] - used));
+                    UPDATE \(table)
+                    SET leaseOwner = d_owner, leaseExpires = now() + lease_ms * interval '1 millisecond',
+                        leaseHost = hosts[i], leaseConnections = granted
+                    WHERE id = ids[i];
+                    used_by[k] := used + granted;
+                    results := results || granted;
+                END LOOP;
+                RETURN results;
+            END;
+            $$ LANGUAGE plpgsql VOLATILE;
+            """
+        ),
     ]
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
@@ -641,31 +700,32 @@ final class PostgresDownloadStore: DownloadStore {
 
     var claimsTogether: Bool { true }
 
-    /// One round trip for all: `haul_download_take_share` called for each row of a `VALUES` list, in order, in one
-    /// statement (each call takes a fresh snapshot, so it counts the connections the calls before it took).
+    /// One round trip for all: `haul_download_take_shares` (migration v5) takes them in order, counting each host's
+    /// live connections once (under its advisory lock, as a single claim does) and adding what it grants.
     func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
         guard requests.count > 1 else {
             return requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
         }
         var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
-        var rows: [String] = []
-        for (index, request) in requests.enumerated() {
-            let first = values.count + 1
-            rows.append(
-                "($\(first)::BIGINT, $\(first + 1)::TEXT, $\(first + 2)::BIGINT, $\(first + 3)::BIGINT, \(index))")
-            values += [
-                .integer(request.id.rawValue), .text(request.share.host),
+        // Four arrays, one element per download each: ids, hosts, connections wanted, limits.
+        var arrays: [[String]] = [[], [], [], []]
+        for request in requests {
+            for (index, value) in [
+                StoredValue.integer(request.id.rawValue), .text(request.share.host),
                 .integer(Int64(max(1, request.share.wanted))), .integer(Int64(request.share.limit)),
-            ]
+            ].enumerated() {
+                values.append(value)
+                arrays[index].append("$\(values.count)")
+            }
         }
-        let granted = try? run(
-            """
-            SELECT r.n, \(Self.table)_take_share(r.id, $1, r.host, r.wanted, r.lim, $2, true)
-            FROM (VALUES \(rows.joined(separator: ", "))) AS r(id, host, wanted, lim, n) ORDER BY r.n
-            """, values, on: leases
-        ).rows.map { row in
-            (try? row.makeRandomAccess()[1].decode(Int64.self)).map { Int($0) }
-        }
+        let types = ["BIGINT", "TEXT", "BIGINT", "BIGINT"]
+        let arguments = zip(arrays, types).map { "ARRAY[\($0.joined(separator: ", "))]::\($1)[]" }
+        let granted =
+            (try? run(
+                "SELECT \(Self.table)_take_shares($1, $2, \(arguments.joined(separator: ", ")))", values, on: leases
+            ).rows.first).flatMap { row in
+                (try? row?.makeRandomAccess()[0].decode([Int64].self))?.map { Optional(Int($0)) }
+            }
         // The database unreachable: refused, and the next tick tries again.
         guard let granted, granted.count == requests.count else {
             return Array(repeating: .refused, count: requests.count)

@@ -45,7 +45,7 @@ struct PostgresStoreTests {
         // A second worker opens the same schema without migrating it again.
         let other = try Self.store(url, owner: "b")
         #expect(try other.fetchAll().map(\.id) == [1, 2])
-        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "4")
+        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "5")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
         #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
@@ -270,18 +270,25 @@ struct PostgresStoreTests {
         let ids = try a.insert((1...6).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
         let mirror = HostShare(host: "mirror", wanted: 1, limit: 3)
         #expect(b.claim(ids[5], share: mirror) == .granted(connections: 1))
+        // a holds ids[4] with both of its host's connections: claimed again, it keeps them (its own are not counted
+        // against it).
+        let again = HostShare(host: "again", wanted: 2, limit: 2)
+        #expect(a.claim(ids[4], share: again) == .granted(connections: 2))
         let sent = a.statementCount
         let outcomes = a.claim(
             [
                 (ids[0], mirror), (ids[5], mirror), (ids[1], HostShare(host: "mirror", wanted: 2, limit: 3)),
                 (ids[2], mirror), (ids[3], HostShare(host: "other", wanted: 1, limit: 3)),
+                (ids[4], HostShare(host: "again", wanted: 1, limit: 2)),
             ], viewToken: nil)
         #expect(a.statementCount - sent == 1)
         #expect(
             outcomes == [
                 .granted(connections: 1), .refused, .granted(connections: 1), .hostBusy, .granted(connections: 1),
+                .granted(connections: 2),
             ])
-        #expect(try a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[5]: "b"])
+        #expect(try a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[4]: "a", ids[5]: "b"])
+        #expect(b.claim(ids[2], share: .init(host: "again", wanted: 1, limit: 2)) == .hostBusy)
         // Held as any claim: released one by one.
         a.release(ids[0])
         #expect(b.claim(ids[2], share: mirror) == .granted(connections: 1))
