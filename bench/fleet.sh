@@ -26,21 +26,7 @@ bench_file_list small "$COUNT" "$LIST" >/dev/null
 OUT=${FLEET_OUT:-$BENCH_DIR/fleet}
 CSV=$(bench_csv fleet)
 
-# A private PostgreSQL cluster (as the tests start one): initdb into the bench directory, its own port, durable
-# commits (fsync stays on: the numbers must mean what a real queue costs).
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-PGDIR="$BENCH_DIR/postgres"
-PGPORT=$((BENCH_PORT + 7))
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true; }
-pg_stop
-rm -rf "$PGDIR" && mkdir -p "$PGDIR"
-[ "$(id -u)" -eq 0 ] && chown postgres "$PGDIR"
-as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U haul -E UTF8 >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
-    -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
-trap 'pg_stop; bench_teardown' EXIT
-psql_q() { psql -h 127.0.0.1 -p "$PGPORT" -U haul -d "${2:-postgres}" -At -q -c "$1"; }
+bench_postgres "$BENCH_DIR/postgres" $((BENCH_PORT + 7)) max_connections=200
 commits() { psql_q "SELECT xact_commit FROM pg_stat_database WHERE datname = 'queue'"; }
 
 # verify WORKERS: every file of the list exactly once across the workers' directories, byte for byte.

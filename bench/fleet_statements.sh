@@ -19,19 +19,7 @@ LIST="$BENCH_DIR/statements-list.txt"
 bench_file_list small "$COUNT" "$LIST" >/dev/null
 OUT=${FLEET_OUT:-$BENCH_DIR/statements}
 
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-PGDIR="$BENCH_DIR/postgres-statements"
-PGPORT=$((BENCH_PORT + 8))
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true; }
-pg_stop
-rm -rf "$PGDIR" && mkdir -p "$PGDIR"
-[ "$(id -u)" -eq 0 ] && chown postgres "$PGDIR"
-as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U haul -E UTF8 >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1 \
-    -c shared_preload_libraries=pg_stat_statements" start >/dev/null
-trap 'pg_stop; bench_teardown' EXIT
-psql_q() { psql -h 127.0.0.1 -p "$PGPORT" -U haul -d "${2:-postgres}" -At -q -c "$1"; }
+bench_postgres "$BENCH_DIR/postgres-statements" $((BENCH_PORT + 8)) shared_preload_libraries=pg_stat_statements
 DB="postgres://haul@127.0.0.1:$PGPORT/queue"
 
 for run in $(seq "$RUNS"); do

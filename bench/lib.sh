@@ -26,6 +26,27 @@ bench_install() {
     fi
 }
 
+# bench_postgres DIR PORT [OPTION...]: a private PostgreSQL cluster (as the tests start one), initdb into DIR, on
+# 127.0.0.1:PORT, user haul without a password, durable commits (fsync stays on: the numbers must mean what a real
+# queue costs); each OPTION is a server setting (`max_connections=200`). Stops it on exit with bench_teardown.
+# psql_q SQL [DATABASE] runs a statement there and prints its rows.
+bench_postgres() {
+    PGDIR=$1 PGPORT=$2
+    shift 2
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    bench_postgres_stop
+    rm -rf "$PGDIR" && mkdir -p "$PGDIR"
+    [ "$(id -u)" -eq 0 ] && chown postgres "$PGDIR"
+    as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U haul -E UTF8 >/dev/null
+    local options="-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1" setting
+    for setting in "$@"; do options+=" -c $setting"; done
+    as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -o "$options" start >/dev/null
+    trap 'bench_postgres_stop; bench_teardown' EXIT
+}
+bench_postgres_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true; }
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+psql_q() { psql -h 127.0.0.1 -p "$PGPORT" -U haul -d "${2:-postgres}" -At -q -c "$1"; }
+
 # bench_file NAME SIZE_MIB: a file of random bytes (made once, reused).
 bench_file() {
     local name=$1 mib=$2
