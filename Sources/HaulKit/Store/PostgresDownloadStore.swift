@@ -274,6 +274,13 @@ final class PostgresDownloadStore: DownloadStore {
         return String(describing: error)
     }
 
+    /// The ids as parameters, 1,000 a statement.
+    private static func idChunks(_ ids: [DownloadID]) -> [[StoredValue]] {
+        stride(from: 0, to: ids.count, by: 1000).map { start in
+            ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+        }
+    }
+
     /// `$first, $first+1, …` for `count` parameters.
     private static func placeholders(_ count: Int, from first: Int = 1) -> String {
         (first..<first + count).map { "$\($0)" }.joined(separator: ", ")
@@ -669,8 +676,7 @@ final class PostgresDownloadStore: DownloadStore {
     func delete(_ ids: [DownloadID]) throws(DownloadError) {
         guard !ids.isEmpty else { return }
         try transaction { send throws(DownloadError) in
-            for start in stride(from: 0, to: ids.count, by: 1000) {
-                let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+            for chunk in Self.idChunks(ids) {
                 _ = try send("DELETE FROM \(Self.table) WHERE id IN (\(Self.placeholders(chunk.count)))", chunk)
             }
         }
@@ -683,19 +689,11 @@ final class PostgresDownloadStore: DownloadStore {
 
     /// Takes the lease, and a share of the host's connections: the lease records how many this worker may open
     /// (`leaseConnections`), and the live leases on one host never add up to more than `share.limit`. One round trip:
-    /// the function `haul_download_take_share` (migration v3) locks the row, then the host (an advisory lock, so two
+    /// the function `haul_download_take_shares` (migration v5) locks the row, then the host (an advisory lock, so two
     /// workers never both take the last connection), then counts the host's connections in a statement of its own
     /// (a fresh snapshot, so it sees every claim committed before the lock was taken).
     func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        // The database unreachable: refused, and the next tick tries again.
-        guard let result = takeShare(id, share, taking: true) else { return .refused }
-        switch result {
-        case ..<0: return .refused
-        case 0: return .hostBusy
-        default:
-            held.withLock { _ = $0.insert(id) }
-            return .granted(connections: result)
-        }
+        claim([(id, share)], viewToken: viewToken)[0]
     }
 
     var claimsTogether: Bool { true }
@@ -703,9 +701,7 @@ final class PostgresDownloadStore: DownloadStore {
     /// One round trip for all: `haul_download_take_shares` (migration v5) takes them in order, counting each host's
     /// live connections once (under its advisory lock, as a single claim does) and adding what it grants.
     func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
-        guard requests.count > 1 else {
-            return requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
-        }
+        guard !requests.isEmpty else { return [] }
         var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
         // Four arrays, one element per download each: ids, hosts, connections wanted, limits.
         var arrays: [[String]] = [[], [], [], []]
@@ -742,30 +738,25 @@ final class PostgresDownloadStore: DownloadStore {
         }
     }
 
+    /// `haul_download_take_share` (migration v3) for a download this worker holds: as many of `share.wanted` connections
+    /// as the host has left, never fewer than its lease has; 1 when the database cannot be reached.
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
-        max(1, takeShare(id, share, taking: false) ?? 1)
-    }
-
-    /// Sets the lease of `id` to this worker with as many of `share.wanted` connections as the host has left (never
-    /// fewer than its lease has). Returns that count; 0 if the host has none left; -1 if the download is not free
-    /// (or, unless `taking`, not this worker's); nil if the database cannot be reached.
-    private func takeShare(_ id: DownloadID, _ share: HostShare, taking: Bool) -> Int? {
         let rows = try? run(
-            "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, $7)",
+            "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, false)",
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
-                .integer(Int64(share.limit)), .integer(Int64(leaseTimeout.inSeconds * 1000)), .boolean(taking),
+                .integer(Int64(share.limit)), .integer(Int64(leaseTimeout.inSeconds * 1000)),
             ], on: leases
         ).rows
-        return rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
+        let granted = rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
+        return max(1, granted ?? 1)
     }
 
     /// One statement for all (a lease's column alone: nobody is notified), on the data connection, so it never
     /// takes the rows' locks in another order than a group's write running at the same time.
     func connectionsDone(_ ids: [DownloadID]) {
         guard !ids.isEmpty else { return }
-        for start in stride(from: 0, to: ids.count, by: 1000) {
-            let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+        for chunk in Self.idChunks(ids) {
             _ = try? run(
                 """
                 UPDATE \(Self.table) SET leaseConnections = 0
@@ -786,8 +777,7 @@ final class PostgresDownloadStore: DownloadStore {
 
     func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
         var claimed: Set<DownloadID> = []
-        for start in stride(from: 0, to: ids.count, by: 1000) {
-            let chunk = ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
+        for chunk in Self.idChunks(ids) {
             let rows = try? run(
                 """
                 SELECT id FROM \(Self.table)
