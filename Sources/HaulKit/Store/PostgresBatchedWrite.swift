@@ -48,6 +48,20 @@ struct PostgresBatchedWrite {
         min(maximumRows, (maximumParameters - 1) / columnCount)
     }
 
+    /// An `INSERT` of `record` without its id: the table's sequence gives it, and the statement returns it.
+    func insertReturningID(
+        _ record: DownloadRecord, encoder: inout DownloadRecordEncoder
+    ) throws(DownloadError) -> Statement {
+        let columns = DownloadColumn.allCases.filter { $0 != .id }
+        var values: [StoredValue] = []
+        values.reserveCapacity(columns.count)
+        try Self.append(columns, of: record, to: &values, encoder: &encoder)
+        let names = columns.map(\.rawValue).joined(separator: ", ")
+        return Statement(
+            sql: "INSERT INTO \(table) (\(names)) VALUES \(Self.tuples(columns, rows: 1, from: 1)) RETURNING id",
+            values: values)
+    }
+
     /// `INSERT` statements for `records`, whose ids are set: every column, as many rows each as the limits allow.
     func inserts(_ records: [DownloadRecord], encoder: inout DownloadRecordEncoder) throws(DownloadError) -> [Statement]
     {

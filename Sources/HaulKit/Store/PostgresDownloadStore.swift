@@ -563,19 +563,8 @@ final class PostgresDownloadStore: DownloadStore {
         guard !records.isEmpty else { return [] }
         var encoder = DownloadRecordEncoder()
         if records.count == 1 {
-            let columns = DownloadColumn.allCases.filter { $0 != .id }
-            let values: [StoredValue]
-            do {
-                values = try encoder.storedValues(columns, of: records[0])
-            } catch {
-                throw .internalError("cannot encode a record: \(error)")
-            }
-            let row = try run(
-                """
-                INSERT INTO \(Self.table) (\(columns.map(\.rawValue).joined(separator: ", ")))
-                VALUES (\(Self.placeholders(columns.count))) RETURNING id
-                """, values
-            ).rows.first
+            let statement = try writer.insertReturningID(records[0], encoder: &encoder)
+            let row = try run(statement.sql, statement.values).rows.first
             records[0].id = try? row?.makeRandomAccess()[0].decode(Int64.self)
             return records
         }
