@@ -4,6 +4,7 @@
 // arrives, as Haul's body loop does. With `sync`, one `syncfs` at the end (as curl `&& sync -f DIR`). Exits 1 on the
 // first failure.
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 
 #if canImport(Glibc)
@@ -19,24 +20,11 @@ guard arguments.count >= 4, let jobs = Int(arguments[3]), jobs > 0 else {
 }
 let directory = arguments[2]
 let syncsAtEnd = arguments.count > 4 && arguments[4] == "sync"
-guard let list = try? String(decoding: readAll(arguments[1]), as: UTF8.self) else {
+guard let list = try? String(contentsOfFile: arguments[1], encoding: .utf8) else {
     complain("haul-floor: cannot read \(arguments[1])")
     exit(66)
 }
 let urls = list.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-
-func readAll(_ path: String) throws -> [UInt8] {
-    guard let file = fopen(path, "r") else { throw FloorError("cannot open \(path)") }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count == 0 { break }
-        bytes += chunk[0..<count]
-    }
-    return bytes
-}
 
 /// Writes a line to standard error.
 func complain(_ line: String) {
@@ -79,18 +67,14 @@ func fetch(_ url: String) async throws {
 var failed = false
 do {
     try await withThrowingTaskGroup(of: Void.self) { group in
-        var next = 0
-        while next < min(jobs, urls.count) {
-            let url = urls[next]
+        // JOBS at a time: the first JOBS, then one more each time one ends.
+        var waiting = urls.makeIterator()
+        for _ in 0..<jobs {
+            guard let url = waiting.next() else { break }
             group.addTask { try await fetch(url) }
-            next += 1
         }
         while try await group.next() != nil {
-            if next < urls.count {
-                let url = urls[next]
-                group.addTask { try await fetch(url) }
-                next += 1
-            }
+            if let url = waiting.next() { group.addTask { try await fetch(url) } }
         }
     }
 } catch {
