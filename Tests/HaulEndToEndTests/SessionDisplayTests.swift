@@ -65,6 +65,75 @@ struct SessionDisplayTests {
         await manager.shutdown()
     }
 
+    /// Records what the display hands its output: the download and the kind of change, in order.
+    final class RecordingOutput: SessionOutput, @unchecked Sendable {
+        // Called under the display's lock only (see `SessionOutput`).
+        var changes: [(id: Int64, kind: String)] = []
+
+        func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable) {
+            let kind: String
+            switch change {
+            case .added: kind = "added"
+            case .status(.queued): kind = "queued"
+            case .status(.running): kind = "running"
+            case .status(.completed): kind = "completed"
+            case .status: kind = "another status"
+            default: kind = "other"
+            }
+            changes.append((entry.id.rawValue, kind))
+        }
+        func tick(_ table: TransferTable) {}
+        func finish(_ table: TransferTable, outcome: SessionOutcome) {}
+    }
+
+    @Test("haul get announces every download of a long list once, first, however many events its adding made")
+    func announcesEveryDownloadOfALongList() async throws {
+        let directory = TemporaryDirectory()
+        let manager = try await DownloadManager(
+            configuration: .init(
+                downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
+        let output = RecordingOutput()
+        let display = SessionDisplay(output: output, manager: manager, followsNewDownloads: false)
+        // What adding a list sends, two events each (as `DownloadManager.add(contentsOf:)`), far more than the early
+        // events kept; then the first download runs and completes before the display is live.
+        let count = Int64(3 * SessionDisplay.earlyEventLimit)
+        for id in 1...count {
+            display.receive(Self.event(id, .added(TransferTableTests.snapshot(id))))
+            display.receive(Self.event(id, .status(.queued)))
+        }
+        display.receive(Self.event(1, .status(.running)))
+        display.receive(Self.event(1, .status(.completed(file: directory.file("1.bin")))))
+        display.follow((1...count).map { TransferTableTests.snapshot($0) })
+        display.goLive()
+        display.receive(Self.event(2, .status(.running)))
+        display.receive(Self.event(2, .added(TransferTableTests.snapshot(2))))
+
+        let added = output.changes.filter { $0.kind == "added" }.map(\.id)
+        #expect(added == Array(1...count), "one announcement per download, in order")
+        #expect(!output.changes.contains { $0.kind == "queued" }, "the queued that came with each addition is not news")
+        #expect(output.changes.filter { $0.id == 1 }.map(\.kind) == ["added", "running", "completed"])
+        #expect(output.changes.filter { $0.id == 2 }.map(\.kind) == ["added", "running"])
+        #expect(Self.state(display, 1) == .completed)
+        await manager.shutdown()
+    }
+
+    @Test("haul run announces the downloads added while it runs, from their events")
+    func runAnnouncesNewDownloads() async throws {
+        let directory = TemporaryDirectory()
+        let manager = try await DownloadManager(
+            configuration: .init(
+                downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
+        let output = RecordingOutput()
+        let display = SessionDisplay(output: output, manager: manager, followsNewDownloads: true)
+        display.follow([TransferTableTests.snapshot(1)])
+        display.goLive()
+        display.receive(Self.event(2, .added(TransferTableTests.snapshot(2))))
+        display.receive(Self.event(2, .status(.queued)))
+        #expect(output.changes.map(\.id) == [2, 2], "the download it began with is not announced; the new one is")
+        #expect(output.changes.map(\.kind) == ["added", "queued"])
+        await manager.shutdown()
+    }
+
     @Test("events from many tasks at once are all applied")
     func appliesConcurrentEvents() async throws {
         let directory = TemporaryDirectory()

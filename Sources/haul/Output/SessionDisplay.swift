@@ -34,13 +34,17 @@ final class SessionDisplay: Sendable {
     /// Follow downloads that appear during the session (`haul run`), not only the ones named at the start.
     private let followsNewDownloads: Bool
 
-    init(mode: Mode, manager: DownloadManager, followsNewDownloads: Bool) {
+    convenience init(mode: Mode, manager: DownloadManager, followsNewDownloads: Bool) {
         let output: any SessionOutput
         switch mode {
         case .plain(let quiet): output = PlainOutput(quiet: quiet)
         case .terminal: output = TerminalOutput()
         case .json: output = JSONOutput()
         }
+        self.init(output: output, manager: manager, followsNewDownloads: followsNewDownloads)
+    }
+
+    init(output: sending any SessionOutput, manager: DownloadManager, followsNewDownloads: Bool) {
         state = Mutex(State(output: output))
         self.manager = manager
         self.followsNewDownloads = followsNewDownloads
@@ -49,9 +53,16 @@ final class SessionDisplay: Sendable {
     var entries: [TransferEntry] { state.withLock { $0.table.all } }
 
     /// Takes one event: kept until ``goLive()`` if the followed downloads are not known yet, else applied.
+    ///
+    /// A session that follows only the downloads it names (`haul get`) announces each of them itself as it begins to
+    /// follow it (``follow(_:)``), so it takes no `added` event, nor, before it is live, the `queued` that comes with
+    /// each: the snapshots it follows are newer. Kept, the two events of each download a long list adds would crowd
+    /// everything else out of the early events, and only the last two thousand or so would be announced.
     func receive(_ event: DownloadEvent) {
+        if !followsNewDownloads, case .added = event.change { return }
         state.withLock { state in
             guard state.early == nil else {
+                if !followsNewDownloads, case .status(.queued) = event.change { return }
                 state.early!.append(event)
                 if state.early!.count >= 2 * Self.earlyEventLimit {
                     state.early!.removeFirst(state.early!.count - Self.earlyEventLimit)
@@ -62,12 +73,15 @@ final class SessionDisplay: Sendable {
         }
     }
 
-    /// Starts following these downloads; ones already complete are reported as such at once.
+    /// Starts following these downloads; ones already complete are reported as such at once. A session that follows
+    /// only the downloads it names announces each (`added`, with its state now) before anything else of it.
     func follow(_ snapshots: [DownloadSnapshot]) {
         state.withLock { state in
             for snapshot in snapshots where state.table[snapshot.id] == nil {
                 state.table.insert(snapshot)
-                if snapshot.state == .completed, let file = snapshot.file, let entry = state.table[snapshot.id] {
+                guard let entry = state.table[snapshot.id] else { continue }
+                if !followsNewDownloads { state.output.changed(entry, by: .added(snapshot), in: state.table) }
+                if snapshot.state == .completed, let file = snapshot.file {
                     state.output.changed(entry, by: .status(.completed(file: file)), in: state.table)
                 }
             }
