@@ -11,13 +11,27 @@ struct SessionDisplayTests {
     static func display(
         in directory: TemporaryDirectory, followsNewDownloads: Bool = false
     ) async throws -> (SessionDisplay, DownloadManager) {
-        let manager = try await DownloadManager(
-            configuration: .init(
-                downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
+        let manager = try await manager(in: directory)
         return (
             SessionDisplay(mode: .plain(quiet: true), manager: manager, followsNewDownloads: followsNewDownloads),
             manager
         )
+    }
+
+    /// A display whose output records what it is handed, over a manager of its own.
+    static func recordingDisplay(
+        in directory: TemporaryDirectory, followsNewDownloads: Bool
+    ) async throws -> (SessionDisplay, RecordingOutput, DownloadManager) {
+        let manager = try await manager(in: directory)
+        let output = RecordingOutput()
+        return (
+            SessionDisplay(output: output, manager: manager, followsNewDownloads: followsNewDownloads), output, manager
+        )
+    }
+
+    static func manager(in directory: TemporaryDirectory) async throws -> DownloadManager {
+        try await DownloadManager(
+            configuration: .init(downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
     }
 
     static func event(_ id: Int64, _ change: DownloadEvent.Change) -> DownloadEvent {
@@ -89,11 +103,7 @@ struct SessionDisplayTests {
     @Test("haul get announces every download of a long list once, first, however many events its adding made")
     func announcesEveryDownloadOfALongList() async throws {
         let directory = TemporaryDirectory()
-        let manager = try await DownloadManager(
-            configuration: .init(
-                downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
-        let output = RecordingOutput()
-        let display = SessionDisplay(output: output, manager: manager, followsNewDownloads: false)
+        let (display, output, manager) = try await Self.recordingDisplay(in: directory, followsNewDownloads: false)
         // What adding a list sends, two events each (as `DownloadManager.add(contentsOf:)`), far more than the early
         // events kept; then the first download runs and completes before the display is live.
         let count = Int64(3 * SessionDisplay.earlyEventLimit)
@@ -120,11 +130,7 @@ struct SessionDisplayTests {
     @Test("haul run announces the downloads added while it runs, from their events")
     func runAnnouncesNewDownloads() async throws {
         let directory = TemporaryDirectory()
-        let manager = try await DownloadManager(
-            configuration: .init(
-                downloadDirectory: directory.url, databaseURL: directory.file("state/haul.sqlite")))
-        let output = RecordingOutput()
-        let display = SessionDisplay(output: output, manager: manager, followsNewDownloads: true)
+        let (display, output, manager) = try await Self.recordingDisplay(in: directory, followsNewDownloads: true)
         display.follow([TransferTableTests.snapshot(1)])
         display.goLive()
         display.receive(Self.event(2, .added(TransferTableTests.snapshot(2))))
