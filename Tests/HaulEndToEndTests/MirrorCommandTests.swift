@@ -55,5 +55,32 @@ extension EndToEnd {
             await primary.stop()
             await mirror.stop()
         }
+
+        @Test(
+            "a mirror whose bytes differ after its first 64 KiB is dropped, and haul exits 0 only over the right bytes")
+        func corruptMirror() async throws {
+            let primary = try await TestOrigin.start()
+            let mirror = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            let size = 6 * 1024 * 1024 + 11
+            primary.serve("/c.bin", size: size)
+            var bad = TestOrigin.Resource(size: size)
+            bad.corrupted = (size / 2 - 4096)..<size
+            mirror.serve("/c.bin", bad)
+            for origin in [primary, mirror] { origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 } }
+            let result = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "-x", "2", primary.url("/c.bin").absoluteString, "--mirror",
+                    mirror.url("/c.bin").absoluteString, "-o", directory.file("c.bin").path,
+                    "--state-dir", directory.file("state").path,
+                ])
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.error.contains("no longer using the mirror"), "\(result.error)")
+            let data = try Data(contentsOf: directory.file("c.bin"))
+            #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            await primary.stop()
+            await mirror.stop()
+        }
     }
 }

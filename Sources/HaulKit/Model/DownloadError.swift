@@ -237,11 +237,15 @@ extension DownloadError {
             suggestion: "the server cannot resume; resume to download from the start", isTransient: false)
     }
 
-    public static func checksumMismatch(expected: Checksum, actual: String) -> DownloadError {
-        .init(
+    /// The finished file's digest differs from the expected checksum; its bytes are kept at `keptAt` (never at the
+    /// destination), or were deleted when that is nil.
+    public static func checksumMismatch(expected: Checksum, actual: String, keptAt: String? = nil) -> DownloadError {
+        let kept = keptAt.map { "its bytes are kept in \($0), never at the destination" } ?? "its bytes were deleted"
+        return .init(
             code: .checksumMismatch,
-            summary: "\(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
-            suggestion: "the file is not the one expected; check the checksum or the URL (the bad data was deleted)",
+            summary: "the downloaded file's \(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
+            suggestion: "the file is not the one expected (\(kept)); check the checksum and the URL, then run again "
+                + "to download it again",
             isTransient: false)
     }
 

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// A mirror is admitted once it served bytes the part file already holds, identical, and the same length as the
 /// file; it is dropped on any failure or difference, for the rest of the run, and its segments go to the other
-/// sources. Connection 0 always uses the download's own URL, which establishes what the file is.
+/// sources. Connection 0 always uses the download's own URL, which establishes what the file is. Each range a
+/// mirror writes counts only once the primary confirmed both its ends (``SegmentedTransfer``); the set counts the
+/// confirmed bytes per mirror, so a whole-file checksum that fails knows whether mirrors took part.
 final class MirrorSet: Sendable {
     enum Status: Sendable, Equatable {
         case unchecked
@@ -24,6 +26,8 @@ final class MirrorSet: Sendable {
 
     private let urls: [String]
     private let statuses: Mutex<[Status]>
+    /// Confirmed bytes each mirror wrote into the part file in this generation of it.
+    private let served: Mutex<[Int64]>
 
     /// No mirrors: one set shared by every download without any (nothing in it ever changes).
     static let empty = MirrorSet(urls: [])
@@ -31,6 +35,7 @@ final class MirrorSet: Sendable {
     init(urls: [String]) {
         self.urls = urls
         statuses = Mutex(Array(repeating: .unchecked, count: urls.count))
+        served = Mutex(Array(repeating: 0, count: urls.count))
     }
 
     var isEmpty: Bool { urls.isEmpty }
@@ -71,6 +76,21 @@ final class MirrorSet: Sendable {
             statuses[index] = .dropped(reason: reason)
             return true
         }
+    }
+
+    /// Counts `bytes` mirror `index` wrote and the primary confirmed.
+    func confirmed(_ bytes: Int64, by index: Int) {
+        served.withLock { $0[index] += bytes }
+    }
+
+    /// The mirrors whose bytes are in the part file (since it was last cut back to 0).
+    var contributors: [(index: Int, url: String)] {
+        served.withLock { served in served.indices.filter { served[$0] > 0 }.map { ($0, urls[$0]) } }
+    }
+
+    /// The part file was cut back to 0: no mirror's bytes are in it any more.
+    func forgetServedBytes() {
+        served.withLock { $0 = Array(repeating: 0, count: $0.count) }
     }
 
     /// The mirrors dropped so far and why.

@@ -2,6 +2,11 @@ import Synchronization
 
 /// The live plan of a multi-connection download: the ``SegmentPlanner`` and its ``SegmentJournal`` under one lock,
 /// shared by the connections, the monitor (checkpoints) and the job.
+///
+/// Bytes a mirror writes are provisional until the primary has confirmed them (``SegmentedTransfer`` seals each range
+/// a mirror served): the live plan counts them, so no other connection is given them, but the journal, the
+/// checkpoints (``plan``) and the contiguous prefix never do. A range that fails its seal is rewound, and a crash
+/// before the seal forgets it.
 final class SegmentBoard: Sendable {
     private struct State: @unchecked Sendable {
         var planner: SegmentPlanner
@@ -10,6 +15,18 @@ final class SegmentBoard: Sendable {
         /// Segments restored from an earlier run whose first request re-checks the bytes before `next`.
         var unverified: Set<Int>
         var workers = 0
+        /// Segments a mirror is writing, with the bytes of each that are trusted (written by the primary or sealed).
+        var provisional: [Int: Int64] = [:]
+
+        /// The plan with only trusted bytes counted.
+        var trusted: SegmentPlanner {
+            guard !provisional.isEmpty else { return planner }
+            var plan = planner
+            for (id, written) in provisional { plan.record(id, written: written) }
+            return plan
+        }
+
+        func journalIndex(of id: Int) -> Int? { planner.segments.firstIndex { $0.id == id } }
     }
 
     private let state: Mutex<State>
@@ -24,7 +41,7 @@ final class SegmentBoard: Sendable {
         state.withLock { state in
             guard let segment = state.planner.claim() else { return nil }
             state.planner.compact()
-            state.journal.write(state.planner.segments, generation: state.generation)
+            state.journal.write(state.trusted.segments, generation: state.generation)
             let verify = state.unverified.remove(segment.id) != nil
             return (segment, verify)
         }
@@ -37,7 +54,9 @@ final class SegmentBoard: Sendable {
             guard let index = state.planner.segments.firstIndex(where: { $0.id == id }) else { return 0 }
             let segment = state.planner.segments[index]
             state.planner.record(id, written: position - segment.start)
-            state.journal.record(index: index, written: state.planner.segments[index].written)
+            if state.provisional[id] == nil {
+                state.journal.record(index: index, written: state.planner.segments[index].written)
+            }
             return state.planner.segments[index].end - position
         }
     }
@@ -60,13 +79,59 @@ final class SegmentBoard: Sendable {
         }
     }
 
-    var plan: SegmentPlanner { state.withLock { $0.planner } }
+    /// The plan as far as it is trusted: what checkpoints record and the contiguous prefix is counted from (a
+    /// mirror's unsealed bytes left out).
+    var plan: SegmentPlanner { state.withLock { $0.trusted } }
 
-    /// Up to `length` bytes already written to the part file (the longest written prefix of any segment), to compare
-    /// a mirror's bytes with; nil while nothing is written.
+    /// Whether every byte of the plan is written and trusted.
+    var isComplete: Bool { state.withLock { $0.provisional.isEmpty && $0.planner.isComplete } }
+
+    // MARK: - A mirror's provisional bytes
+
+    /// Segment `id` is about to be written by a mirror: what it writes is provisional until ``seal(_:)``.
+    func beginProvisional(_ id: Int) {
+        state.withLock { state in
+            guard state.provisional[id] == nil, let segment = state.planner.segment(id) else { return }
+            state.provisional[id] = segment.written
+        }
+    }
+
+    /// The bytes of segment `id` written provisionally (nil when it has none pending).
+    func provisionalRange(_ id: Int) -> Range<Int64>? {
+        state.withLock { state in
+            guard let trusted = state.provisional[id], let segment = state.planner.segment(id) else { return nil }
+            return (segment.start + trusted)..<segment.next
+        }
+    }
+
+    /// The provisional bytes of segment `id` are confirmed: they count from now on (journal and checkpoints).
+    func seal(_ id: Int) {
+        state.withLock { state in
+            guard state.provisional.removeValue(forKey: id) != nil, let index = state.journalIndex(of: id) else {
+                return
+            }
+            state.journal.record(index: index, written: state.planner.segments[index].written)
+        }
+    }
+
+    /// Forgets the provisional bytes of segment `id` (they failed their seal, or the mirror failed first); returns
+    /// how many bytes were forgotten.
+    @discardableResult
+    func rewind(_ id: Int) -> Int64 {
+        state.withLock { state in
+            guard let trusted = state.provisional.removeValue(forKey: id), let segment = state.planner.segment(id)
+            else { return 0 }
+            state.planner.record(id, written: trusted)
+            return max(0, segment.written - trusted)
+        }
+    }
+
+    /// Up to `length` bytes already written to the part file and trusted (the longest trusted prefix of any
+    /// segment), to compare a mirror's bytes with; nil while nothing is written.
     func writtenRange(length: Int64) -> Range<Int64>? {
         state.withLock { state in
-            guard let longest = state.planner.segments.max(by: { $0.written < $1.written }), longest.written > 0 else {
+            let trusted = state.trusted
+            guard let longest = trusted.segments.max(by: { $0.written < $1.written }), longest.written > 0 else {
                 return nil
             }
             return longest.start..<(longest.start + min(longest.written, length))

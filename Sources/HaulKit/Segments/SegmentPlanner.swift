@@ -132,7 +132,8 @@ struct SegmentPlanner: Sendable, Equatable {
         requestedEnds[id] = end
     }
 
-    /// Records that segment `id` has `written` bytes done from its start.
+    /// Records that segment `id` has `written` bytes done from its start (fewer than before when a mirror's
+    /// unconfirmed bytes are forgotten).
     mutating func record(_ id: Int, written: Int64) {
         guard let index = segments.firstIndex(where: { $0.id == id }) else { return }
         segments[index].written = min(written, segments[index].end - segments[index].start)

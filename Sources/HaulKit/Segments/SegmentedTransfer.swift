@@ -13,11 +13,21 @@ import NIOCore
 /// Failures are retried through the download's one ``Retrier``, so bytes gained on any segment count as progress.
 /// With mirrors, connections other than the first fetch from them once each passed its check (``MirrorSet``); a
 /// mirror that fails or differs is dropped and its segment goes back to the plan, without costing the retry budget.
+/// A mirror's bytes are never trusted on its word: each range it writes stays provisional (``SegmentBoard``) until
+/// the primary has sent the same bytes for both ends of it (the whole range when it is short), and is forgotten
+/// otherwise. A mirror that sends another version, shifted bytes or another file of the same length is caught there;
+/// one that changes bytes only inside a range is caught by a whole-file checksum, which then fetches the file again
+/// from the primary alone (``DownloadJob``).
 struct SegmentedTransfer: Sendable {
     /// A mirror failed or served something else: drop it, give its segment to another source.
     struct MirrorRejected: Error, CustomStringConvertible {
         var reason: String
         var description: String { reason }
+    }
+
+    /// The primary failed while confirming a mirror's bytes: the primary's failure, not the mirror's.
+    struct ConfirmationFailed: Error {
+        var error: any Error
     }
 
     /// Stop every connection and restart the download from byte 0.
@@ -92,7 +102,11 @@ struct SegmentedTransfer: Sendable {
                 board.release(segment.id)
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
                 if error is Restart || error is Retrier.GaveUp { throw error }
-                if case .mirror(let mirror, let url, _) = source {
+                var error = error
+                if let failed = error as? ConfirmationFailed {
+                    if failed.error is Restart || failed.error is Retrier.GaveUp { throw failed.error }
+                    error = failed.error  // the primary's failure: retried as any other
+                } else if case .mirror(let mirror, let url, _) = source {
                     // The mirror's fault (or one it shares with the others, which the primary will meet again).
                     let reason =
                         (error as? MirrorRejected)?.reason
@@ -164,6 +178,24 @@ struct SegmentedTransfer: Sendable {
 
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
+        guard case .mirror(let mirror, _, _) = source else {
+            return try await write(body, segment: segment, from: start, overlap: overlap)
+        }
+        board.beginProvisional(segment.id)
+        do {
+            let wrote = try await write(body, segment: segment, from: start, overlap: overlap, mirror: true)
+            try await confirm(segment.id, mirror: mirror)
+            return wrote
+        } catch {
+            forgetProvisionalBytes(of: segment.id)
+            throw error
+        }
+    }
+
+    /// Writes a segment's body; returns whether it brought any byte past the compared overlap.
+    private func write(
+        _ body: HTTPClientResponse.Body, segment: Segment, from start: Int64, overlap: Int64, mirror: Bool = false
+    ) async throws -> Bool {
         let ending = try await writer.write(
             body, from: start, overlap: overlap, room: segment.end - segment.next
         ) { count, position in
@@ -173,9 +205,7 @@ struct SegmentedTransfer: Sendable {
         }
         switch ending {
         case .mismatch:
-            if case .mirror = source {
-                throw MirrorRejected(reason: "its bytes before \(segment.next) differ from the file's")
-            }
+            if mirror { throw MirrorRejected(reason: "its bytes before \(segment.next) differ from the file's") }
             throw Restart(reason: .contentMismatch, detail: "bytes before \(segment.next) differ from the disk")
         case .full:
             // The plan gave this segment's rest to another connection: not the server's doing.
@@ -183,6 +213,56 @@ struct SegmentedTransfer: Sendable {
         case .ended(let position, _):
             return position > start + overlap  // bytes written past the compared overlap
         }
+    }
+
+    /// Confirms the bytes mirror `mirror` wrote into segment `id`: the primary's bytes for both ends of the range
+    /// (its whole when short) must be the same. Seals the range when they are; throws ``MirrorRejected`` when they
+    /// differ, ``ConfirmationFailed`` when the primary could not answer.
+    private func confirm(_ id: Int, mirror: Int) async throws {
+        guard let range = board.provisionalRange(id), !range.isEmpty else { return board.seal(id) }
+        let sample = max(1, environment.settings.resumeOverlap)
+        let pieces =
+            Int64(range.count) <= 2 * sample
+            ? [range]
+            : [range.lowerBound..<range.lowerBound + sample, range.upperBound - sample..<range.upperBound]
+        for piece in pieces {
+            let ending: BodyWriter.Ending
+            do {
+                let (primary, _) = await target.current
+                let response = try await environment.session.get(
+                    primary, profile: profile, range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)",
+                    ifRange: validator.ifRange, logger: logger
+                ).response
+                let body = try accept(response, url: primary, start: piece.lowerBound, overlap: Int64(piece.count))
+                ending = try await writer.write(body, from: piece.lowerBound, overlap: Int64(piece.count), room: 0) {
+                    _, _ in 0
+                }
+            } catch {
+                throw ConfirmationFailed(error: error)
+            }
+            switch ending {
+            case .ended(_, let received) where received == Int64(piece.count):
+                continue
+            case .ended(_, let received):
+                throw ConfirmationFailed(
+                    error: DownloadError.responseTruncated(received: received, expected: Int64(piece.count)))
+            case .full:
+                throw ConfirmationFailed(
+                    error: DownloadError.malformedResponse("the server sent more than the \(piece.count) bytes asked"))
+            case .mismatch:
+                throw MirrorRejected(
+                    reason: "its bytes \(piece.lowerBound)-\(piece.upperBound - 1) differ from the primary's")
+            }
+        }
+        board.seal(id)
+        mirrors.confirmed(Int64(range.count), by: mirror)
+    }
+
+    /// Forgets what a mirror wrote into segment `id` and has not been confirmed; the segment goes back to the plan
+    /// from its last trusted byte.
+    private func forgetProvisionalBytes(of id: Int) {
+        let lost = board.rewind(id)
+        if lost > 0 { state.update { $0.received -= lost } }
     }
 
     /// Checks that the mirror at `url` serves this file: the bytes it sends for a range already on disk must be the

@@ -65,6 +65,8 @@ struct DownloadJob {
     var held: (body: HeldBody, fresh: Bool)?
     /// Whether it offered its slot to the next download to finish its file (it needs one again before it connects).
     var finishingStarted = false
+    /// Hashes the part file behind the writer, for the checksum the file must match (see ``startFollower()``).
+    var follower: Task<String, any Error>?
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
@@ -92,6 +94,16 @@ struct DownloadJob {
     }
 
     var id: DownloadID { record.downloadID }
+
+    /// Starts hashing the part file behind the writer (again, after a failed check cut it back), for the checksum
+    /// the file must match.
+    mutating func startFollower() {
+        follower?.cancel()
+        follower = record.options.checksum.map { checksum in
+            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
+            return Task(executorPreference: TaskPlacement.offLoop) { try await follower.digest() }
+        }
+    }
     var settings: EngineSettings { environment.settings }
     /// The engine's logger, tagged with the download (made once: tagging copies the handler's metadata).
     let logger: Logger
@@ -99,12 +111,8 @@ struct DownloadJob {
     // MARK: - Run
 
     mutating func run() async -> Outcome {
-        let follower: Task<String, any Error>? = record.options.checksum.map { checksum in
-            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
-            return Task(executorPreference: TaskPlacement.offLoop) { try await follower.digest() }
-        }
-
-        let outcome = await runAttempts(follower: follower)
+        startFollower()
+        let outcome = await runAttempts()
 
         follower?.cancel()
         _ = await follower?.result
@@ -140,7 +148,7 @@ struct DownloadJob {
     }
 
     /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended.
-    mutating func runAttempts(follower: Task<String, any Error>?) async -> Outcome {
+    mutating func runAttempts() async -> Outcome {
         do {
             if try await prepare() { return .completed(record) }
         } catch {
@@ -186,7 +194,10 @@ struct DownloadJob {
                 do {
                     if let failure = state.failure { throw failure }
                     // The record is taken once `finish` has made it `completed`, so the manager need not write it again.
-                    try await finish(follower: follower)
+                    if case .refetch(let reason, let detail) = try await finish() {
+                        machine.finishRejected(reason, detail: detail)
+                        continue
+                    }
                     return .completed(record)
                 } catch {
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
@@ -432,7 +443,10 @@ struct DownloadJob {
         try state.current.file?.truncate(to: offset)
         record.transfer.generation = generation
         record.transfer.durableBytes = min(record.transfer.durableBytes, offset)
-        if offset == 0 { record.transfer.hasPartData = false }
+        if offset == 0 {
+            record.transfer.hasPartData = false
+            mirrors.forgetServedBytes()
+        }
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
         if let reason {
@@ -487,179 +501,5 @@ struct DownloadJob {
             state.update { $0.total = position }
             return .completed
         }
-    }
-
-    // MARK: - Small files
-
-    /// The size of a new file this response brings whole and small enough to hold in memory (``HeldBody``), or nil
-    /// to write it to a part file as it comes: nothing of it on disk yet, one connection, no checksum to follow and
-    /// no modification time to keep.
-    func holdableSize(_ head: ResponseHead, validator: ResourceValidator, offset: Int64) -> Int64? {
-        guard offset == 0, state.current.file == nil, board == nil, let total = validator.totalBytes,
-            total <= settings.heldBodyLimit, record.options.checksum == nil,
-            record.options.existingFile != .replaceIfNewer,
-            connectionsAllowed == 1 || total < 2 * settings.minimumSegmentSize
-        else { return nil }
-        if head.status == 206 {
-            // Only a range that is the whole file.
-            guard let range = head.contentRange.flatMap(ContentRange.init(parsing:)), range.first == 0,
-                range.last.map({ $0 + 1 }) == total
-            else { return nil }
-        }
-        return total
-    }
-
-    /// Receives the whole body of a small new file into memory; ``finish(follower:)`` hands it to the finishing
-    /// group. A body that does not complete is written to its part file first (``spill(_:validator:fresh:)``).
-    mutating func receiveHeld(
-        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?
-    ) async throws -> AttemptResult {
-        guard let total = validator.totalBytes else { throw DownloadError.internalError("a held body needs its size") }
-        let bytes = HeldBody()
-        let state = state
-        let ending: BodyWriter.Ending
-        do {
-            ending = try await writer(bytes).write(body, from: 0, overlap: 0, room: total) { count, position in
-                if let failure = state.didReceive(count) { throw failure }
-                return total - position
-            }
-        } catch {
-            await spill(bytes, validator: validator, fresh: fresh)
-            throw error
-        }
-        switch ending {
-        case .ended(let position, _) where position == total:
-            held = (bytes, fresh)
-            state.update { $0.written = total }
-            return .completed
-        case .ended(let position, let received):
-            await spill(bytes, validator: validator, fresh: fresh)
-            if let contentLength, received < contentLength {
-                throw DownloadError.responseTruncated(received: received, expected: contentLength)
-            }
-            return .incomplete(wrote: position > 0)
-        case .full:
-            await spill(bytes, validator: validator, fresh: fresh)
-            throw DownloadError.malformedResponse("the server sent more than the \(total) bytes it announced")
-        case .mismatch:
-            throw DownloadError.internalError("a held body has no overlap to compare")
-        }
-    }
-
-    /// Writes what a held body received to its part file, recorded first as any new part file, so a small download
-    /// that was cut, stopped or failed continues from those bytes as if they had gone there all along. If that
-    /// fails, the download starts again from byte 0.
-    mutating func spill(_ bytes: HeldBody, validator: ResourceValidator, fresh: Bool) async {
-        let count = Int64(bytes.count)
-        guard count > 0 else { return }
-        do {
-            try await createPartFile(validator, fresh: fresh)
-            try state.current.file?.write(bytes.chunks, at: 0)
-            state.update {
-                $0.written = count
-                $0.received = count
-            }
-        } catch {
-            logger.info("could not keep the bytes of a small file", metadata: ["error": "\(error)"])
-            state.current.file?.close()
-            record.transfer.hasPartData = false
-            state.update {
-                $0.file = nil
-                $0.written = 0
-                $0.received = 0
-            }
-        }
-    }
-
-    // MARK: - Finishing
-
-    /// Verifies, syncs and renames the complete part file (or writes the held body) into place at the record's
-    /// destination.
-    mutating func finish(follower: Task<String, any Error>?) async throws {
-        guard let partPath = record.partPath, let destination = record.destinationPath,
-            held != nil || state.current.file != nil
-        else { throw DownloadError.internalError("download \(id) finished without a part file") }
-        let total = state.update {
-            $0.finished = true
-            $0.total = $0.total ?? $0.written
-            return $0.written
-        }
-        if let held { return try await finishHeld(held, total: total, partPath: partPath, destination: destination) }
-        guard let file = state.current.file else {
-            throw DownloadError.internalError("download \(id) finished without a part file")
-        }
-        if let checksum = record.options.checksum, let follower {
-            let digest = try await follower.value
-            if digest != checksum.hex {
-                try rewind(to: 0, because: nil)
-                try FileSystem.removeFile(partPath)
-                file.close()
-                state.update { $0.file = nil }
-                environment.events.yield(id, .restarted(.checksumMismatch))
-                throw DownloadError.checksumMismatch(expected: checksum, actual: digest)
-            }
-        }
-        if board != nil { try dropSegments() }
-        if record.options.existingFile == .replaceIfNewer,
-            let modified = record.transfer.lastModified.flatMap(HTTPDate.parse)
-        {
-            // The server's time, kept by the rename: the next `-N` run compares with it.
-            try? FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: partPath)
-        }
-        record.transfer.totalBytes = total
-        record.transfer.durableBytes = total
-        record.transfer.finalizing = true
-        markCompleted()
-        await startFinishing(holding: nil)
-        // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
-        // files finishing now.
-        try await environment.finishing.finish(
-            .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
-        file.close()
-        state.update { $0.file = nil }
-    }
-
-    /// Hands a held body to the finishing group: its record (destination, validators, no synced bytes) is committed
-    /// there before its part file is written, synced and renamed.
-    private mutating func finishHeld(
-        _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
-    ) async throws {
-        self.held = nil
-        record.transfer.totalBytes = total
-        record.transfer.hasPartData = true
-        record.transfer.durableBytes = 0
-        record.transfer.bootID = BootIdentity.current
-        markCompleted()
-        await startFinishing(holding: total)
-        do {
-            try await environment.finishing.finish(
-                .init(
-                    contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
-                    destination: destination))
-        } catch {
-            // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.
-            record.transfer.hasPartData = false
-            state.update {
-                $0.finished = false
-                $0.written = 0
-                $0.received = 0
-            }
-            throw error
-        }
-    }
-
-    /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
-    /// `heldBytes`: the size of the body held in memory, nil for an open part file.
-    private mutating func startFinishing(holding heldBytes: Int64?) async {
-        await environment.finishingStarts(id, heldBytes)
-        finishingStarted = true
-    }
-
-    /// Marks the record completed, as the finishing group writes it.
-    private mutating func markCompleted() {
-        record.updatedAt = Date()
-        record.state = .completed
-        record.completedAt = record.updatedAt
-        record.lastError = nil
     }
 }

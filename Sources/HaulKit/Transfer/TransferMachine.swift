@@ -2,6 +2,7 @@
 ///
 /// ```
 /// attempt ──completed──────────────────────────────▶ finish ──▶ (done)
+///    │                                                  └──rejected (checksum failed with mirrors' bytes)──▶ wait
 ///    │ ├───wrote bytes, the body ended early───────▶ attempt
 ///    │ ├───brought nothing, failed, restart from 0──▶ wait ──▶ attempt
 ///    │ └───budget spent, or a final error──────────▶ failed
@@ -62,6 +63,13 @@ struct TransferMachine: Sendable {
         case .refetch(let reason, let detail):
             step = .wait(.restart(reason, detail: detail))
         }
+    }
+
+    /// Finishing found the complete file unusable (a checksum that failed with a mirror's bytes in it): the partial
+    /// data was discarded; fetch it again after a wait.
+    mutating func finishRejected(_ reason: RestartReason, detail: String) {
+        guard case .finish = step else { return }
+        step = .wait(.restart(reason, detail: detail))
     }
 
     /// An attempt, or finishing, threw `error`; `cancelled` when the task was cancelled.

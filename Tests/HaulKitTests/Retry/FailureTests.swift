@@ -246,15 +246,28 @@ struct FailureTests {
         await harness.shutdown()
     }
 
-    @Test("a checksum mismatch fails and leaves nothing at the destination")
+    @Test("a checksum mismatch fails without a restart, nothing at the destination, the bytes kept in NAME.bad")
     func checksumMismatch() async throws {
         let harness = try await Harness.make()
         let url = harness.origin.serve("/bad-sum.bin", size: 100_000)
         let checksum = try Checksum(.sha256, hex: String(repeating: "0", count: 64))
+        let events = await harness.manager.events()
+        let restarts = Task {
+            var count = 0
+            for await event in events {
+                if case .restarted = event.change { count += 1 }
+                if case .status(.failed) = event.change { break }
+            }
+            return count
+        }
         let error = try #require(try await outcome(harness, url, options: .init(checksum: checksum)))
         #expect(error.code == .checksumMismatch)
         #expect(error.summary.contains(String(repeating: "0", count: 64)))
-        #expect(harness.directory.entries() == ["state"])
+        #expect(error.suggestion.contains("bad-sum.bin.bad"), "\(error.suggestion)")
+        #expect(harness.directory.entries() == ["bad-sum.bin.bad", "state"])
+        expectContent(harness.directory.file("bad-sum.bin.bad"), size: 100_000)
+        #expect(await restarts.value == 0, "a checksum that fails is not a restart")
+        #expect(harness.origin.requests(to: "/bad-sum.bin").count == 1)
         await harness.shutdown()
     }
 

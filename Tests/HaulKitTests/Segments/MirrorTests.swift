@@ -12,7 +12,7 @@ struct MirrorTests {
 
     /// Starts a download of `/file.bin` from `harness.origin` with `mirrors`, collecting the mirrors it dropped.
     static func download(
-        _ harness: Harness, mirrors: [URL], connections: Int = 4
+        _ harness: Harness, mirrors: [URL], connections: Int = 4, checksum: Checksum? = nil
     ) async throws -> (file: URL, dropped: [(URL, String)]) {
         let events = await harness.manager.events()
         let dropped = Mutex<[(URL, String)]>([])
@@ -24,7 +24,8 @@ struct MirrorTests {
             }
         }
         let id = try await harness.manager.add(
-            harness.origin.url("/file.bin"), options: .init(connections: connections, mirrors: mirrors))
+            harness.origin.url("/file.bin"),
+            options: .init(checksum: checksum, connections: connections, mirrors: mirrors))
         let file = try await harness.manager.wait(for: id)
         try await Task.sleep(for: .milliseconds(50))
         collector.cancel()
@@ -57,7 +58,11 @@ struct MirrorTests {
             #expect(requests.allSatisfy { $0.range != nil && $0.ifRange == nil })
         }
         let total = [harness.origin, first, second].reduce(0) { $0 + $1.bodyBytesSent(to: "/file.bin") }
-        #expect(total < Self.size + 2 * 64 * 1024 + 512 * 1024)  // the checks, and a little overlap
+        // Each range a mirror served (every request but its check) is confirmed by the primary's bytes for both
+        // of its ends: at most 2 × 64 KiB each.
+        let served = [first, second].reduce(0) { $0 + $1.requests(to: "/file.bin").count - 1 }
+        let confirmations = served * 2 * 64 * 1024
+        #expect(total < Self.size + 2 * 64 * 1024 + 512 * 1024 + confirmations)  // checks, a little overlap
         await harness.shutdown()
         await first.stop()
         await second.stop()
@@ -88,6 +93,54 @@ struct MirrorTests {
         for mirror in [otherVersion, otherLength, missing] { #expect(mirror.requests(to: "/file.bin").count == 1) }
         await harness.shutdown()
         for mirror in [otherVersion, otherLength, missing] { await mirror.stop() }
+    }
+
+    @Test("a mirror whose bytes differ beyond the first 64 KiB is caught by the primary's bytes and never spliced in")
+    func mirrorDifferingLater() async throws {
+        let harness = try await Self.harness()
+        let mirror = try await TestOrigin.start()
+        harness.origin.serve("/file.bin", size: Self.size)
+        // The second half is wrong: the mirror passes its check (the first bytes the primary wrote), then serves the
+        // second connection's segment.
+        var bad = TestOrigin.Resource(size: Self.size)
+        bad.corrupted = (Self.size / 2 - 4096)..<Self.size
+        mirror.serve("/file.bin", bad)
+        for origin in [harness.origin, mirror] { origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 } }
+        let (file, dropped) = try await Self.download(harness, mirrors: [mirror.url("/file.bin")], connections: 2)
+        expectContent(file, size: Self.size)
+        #expect(dropped.count == 1, "\(dropped)")
+        #expect(dropped.first?.1.contains("differ from the primary's") == true, "\(dropped)")
+        #expect(mirror.bodyBytesSent(to: "/file.bin") > 64 * 1024, "the mirror served a segment")
+        await harness.shutdown()
+        await mirror.stop()
+    }
+
+    @Test("bytes changed inside a mirror's range fail the checksum: the file is fetched again from the primary")
+    func mirrorCaughtByChecksum() async throws {
+        let harness = try await Self.harness()
+        let mirror = try await TestOrigin.start()
+        harness.origin.serve("/file.bin", size: Self.size)
+        // A few bytes wrong well inside the mirror's segment: both of its ends agree with the primary.
+        var bad = TestOrigin.Resource(size: Self.size)
+        bad.corrupted = (Self.size * 5 / 8)..<(Self.size * 5 / 8 + 100)
+        mirror.serve("/file.bin", bad)
+        for origin in [harness.origin, mirror] { origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 } }
+        let checksum = try Checksum(.sha256, hex: TestContent.sha256(size: Self.size))
+        let restarts = Mutex<[RestartReason]>([])
+        let events = await harness.manager.events()
+        let collector = Task {
+            for await event in events {
+                if case .restarted(let reason) = event.change { restarts.withLock { $0.append(reason) } }
+            }
+        }
+        let (file, dropped) = try await Self.download(
+            harness, mirrors: [mirror.url("/file.bin")], connections: 2, checksum: checksum)
+        collector.cancel()
+        expectContent(file, size: Self.size)
+        #expect(dropped.count == 1 && dropped.first?.1.contains("checksum") == true, "\(dropped)")
+        #expect(restarts.withLock { $0 } == [.checksumMismatch])
+        await harness.shutdown()
+        await mirror.stop()
     }
 
     @Test("a mirror that fails mid-way is dropped and its segment goes elsewhere")

@@ -42,6 +42,18 @@ struct TransferMachineTests {
         #expect(Self.name(failed.step) == "wait after \(DownloadError.Code.networkFailure)")
     }
 
+    @Test("finishing that rejects the file (a checksum failed with mirrors' bytes) waits, then attempts again")
+    func finishRejected() {
+        var machine = TransferMachine(resuming: false)
+        machine.finishRejected(.checksumMismatch, detail: "d")
+        #expect(Self.name(machine.step) == "attempt", "only from finish")
+        machine.attemptEnded(.completed, missing: 0)
+        machine.finishRejected(.checksumMismatch, detail: "d")
+        #expect(Self.name(machine.step) == "wait after restart: checksumMismatch")
+        machine.waited()
+        #expect(Self.name(machine.step) == "attempt")
+    }
+
     @Test("a wait leads to a new attempt, or the run fails when the budget is spent")
     func waits() {
         var machine = TransferMachine(resuming: false)

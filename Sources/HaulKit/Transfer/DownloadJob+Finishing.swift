@@ -1,0 +1,137 @@
+import Foundation
+
+/// Finishing: verifies, syncs and moves the complete file into place.
+extension DownloadJob {
+    /// How finishing ended, when it did not throw.
+    enum FinishResult {
+        case completed
+        /// The file was cut back to 0 and is fetched again (a checksum failed with mirrors' bytes in the file).
+        case refetch(RestartReason, detail: String)
+    }
+
+    /// Verifies, syncs and renames the complete part file (or writes the held body) into place at the record's
+    /// destination.
+    mutating func finish() async throws -> FinishResult {
+        guard let partPath = record.partPath, let destination = record.destinationPath,
+            held != nil || state.current.file != nil
+        else { throw DownloadError.internalError("download \(id) finished without a part file") }
+        let total = state.update {
+            $0.finished = true
+            $0.total = $0.total ?? $0.written
+            return $0.written
+        }
+        if let held {
+            try await finishHeld(held, total: total, partPath: partPath, destination: destination)
+            return .completed
+        }
+        guard let file = state.current.file else {
+            throw DownloadError.internalError("download \(id) finished without a part file")
+        }
+        if let checksum = record.options.checksum, let follower {
+            let digest = try await follower.value
+            if digest != checksum.hex {
+                if let refetch = try refetchWithoutMirrors(checksum) { return refetch }
+                throw try keepBadFile(file, partPath: partPath, destination: destination, checksum, digest)
+            }
+        }
+        if board != nil { try dropSegments() }
+        if record.options.existingFile == .replaceIfNewer,
+            let modified = record.transfer.lastModified.flatMap(HTTPDate.parse)
+        {
+            // The server's time, kept by the rename: the next `-N` run compares with it.
+            try? FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: partPath)
+        }
+        record.transfer.totalBytes = total
+        record.transfer.durableBytes = total
+        record.transfer.finalizing = true
+        markCompleted()
+        await startFinishing(holding: nil)
+        // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
+        // files finishing now.
+        try await environment.finishing.finish(
+            .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
+        file.close()
+        state.update { $0.file = nil }
+        return .completed
+    }
+
+    /// A file that failed its checksum with mirrors' bytes in it: the mirrors are dropped and the file is fetched
+    /// again from the primary alone. Nil when no mirror's bytes are in it (the file itself is not the one expected).
+    mutating func refetchWithoutMirrors(_ checksum: Checksum) throws(DownloadError) -> FinishResult? {
+        let contributors = mirrors.contributors
+        guard !contributors.isEmpty else { return nil }
+        let reason = "the file failed its \(checksum.algorithm.rawValue) checksum with bytes from this mirror in it"
+        for (index, url) in contributors where mirrors.drop(index, reason: reason) {
+            logger.notice("dropping a mirror", metadata: ["mirror": "\(url)", "reason": "\(reason)"])
+            if let address = URL(string: url) { environment.events.yield(id, .mirrorDropped(address, reason: reason)) }
+        }
+        try rewind(to: 0, because: .checksumMismatch)
+        startFollower()
+        return .refetch(.checksumMismatch, detail: "the file failed its checksum with mirrors' bytes in it")
+    }
+
+    /// Moves a complete file that failed its checksum aside, to `<destination>.bad` (never to the destination, so
+    /// nothing takes it for the file), and returns the error that says where it is. The next run starts over.
+    mutating func keepBadFile(
+        _ file: PartFile, partPath: String, destination: String, _ checksum: Checksum, _ digest: String
+    ) throws(DownloadError) -> DownloadError {
+        let bad = destination + ".bad"
+        var kept: String? = bad
+        do {
+            try file.sync()
+            try FileSystem.rename(partPath, to: bad)
+        } catch {
+            logger.warning("could not keep the bad file", metadata: ["error": "\(error)"])
+            try? FileSystem.removeFile(partPath)
+            kept = nil
+        }
+        file.close()
+        state.update { $0.file = nil }
+        try rewind(to: 0, because: nil)
+        return .checksumMismatch(expected: checksum, actual: digest, keptAt: kept)
+    }
+
+    /// Hands a held body to the finishing group: its record (destination, validators, no synced bytes) is committed
+    /// there before its part file is written, synced and renamed.
+    mutating func finishHeld(
+        _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
+    ) async throws {
+        self.held = nil
+        record.transfer.totalBytes = total
+        record.transfer.hasPartData = true
+        record.transfer.durableBytes = 0
+        record.transfer.bootID = BootIdentity.current
+        markCompleted()
+        await startFinishing(holding: total)
+        do {
+            try await environment.finishing.finish(
+                .init(
+                    contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
+                    destination: destination))
+        } catch {
+            // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.
+            record.transfer.hasPartData = false
+            state.update {
+                $0.finished = false
+                $0.written = 0
+                $0.received = 0
+            }
+            throw error
+        }
+    }
+
+    /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
+    /// `heldBytes`: the size of the body held in memory, nil for an open part file.
+    mutating func startFinishing(holding heldBytes: Int64?) async {
+        await environment.finishingStarts(id, heldBytes)
+        finishingStarted = true
+    }
+
+    /// Marks the record completed, as the finishing group writes it.
+    mutating func markCompleted() {
+        record.updatedAt = Date()
+        record.state = .completed
+        record.completedAt = record.updatedAt
+        record.lastError = nil
+    }
+}
