@@ -27,7 +27,8 @@ struct Haul: AsyncParsableCommand {
             """,
         version: HaulVersion.current,
         subcommands: [
-            Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Serve.self,
+            Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Verify.self,
+            Serve.self,
         ]
     )
 

@@ -65,6 +65,12 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         /// progress (no connection, no answer, or 5xx, 408 and 429), so its downloads fail at once instead of each
         /// trying for that long.
         public static let hostDown = Code(rawValue: 27)
+        /// The foreground command that owned the download (`haul get`) ended before it finished; it keeps its data
+        /// and waits until that command runs again or it is resumed.
+        public static let interrupted = Code(rawValue: 28)
+        /// The completed file was changed or replaced on disk since Haul put it there, and was kept as it is
+        /// (``ExistingFilePolicy/keep``).
+        public static let fileChanged = Code(rawValue: 29)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -255,6 +261,22 @@ extension DownloadError {
             code: .checksumMismatch,
             summary: "\(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
             suggestion: "the streamed bytes are not the file expected: discard them; check the checksum or the URL",
+            isTransient: false)
+    }
+
+    /// The foreground command that owned download `id` ended before it finished.
+    public static func interrupted(_ id: DownloadID) -> DownloadError {
+        .init(
+            code: .interrupted, summary: "download \(id) was interrupted: the command that ran it ended first",
+            suggestion: "run that command again to continue it, or 'haul resume \(id)' to hand it to the queue",
+            isTransient: false)
+    }
+
+    /// The completed file at `path` was changed since Haul put it there (`how`), and is kept as it is.
+    public static func fileChanged(path: String, how: String) -> DownloadError {
+        .init(
+            code: .fileChanged, summary: "\(path) \(how) since Haul downloaded it; it was kept as it is (--no-clobber)",
+            suggestion: "move it away, or run again without --no-clobber (or with --overwrite) to download it again",
             isTransient: false)
     }
 

@@ -18,6 +18,19 @@ public struct DownloadEvent: Sendable {
         /// A mirror (``DownloadOptions/mirrors``) failed or served something else, and is not used again in this run;
         /// its segments go to the other sources.
         case mirrorDropped(URL, reason: String)
+        /// The completed file changed on disk since Haul put it there (`how`: "is gone", "is 1048576 bytes now,
+        /// 10485760 when it was downloaded"), and what is done about it.
+        case fileChanged(how: String, action: FileChangeAction)
+    }
+
+    /// What is done about a completed file that changed on disk (``Change/fileChanged(how:action:)``).
+    public enum FileChangeAction: String, Sendable, Hashable {
+        /// Its bytes are read first: the same SHA-256 keeps it; otherwise it is fetched again.
+        case checkingItsBytes
+        /// Fetched again; the new copy replaces the file only once it is complete.
+        case fetchingAgain
+        /// Resumed from the bytes of the shorter file; the whole file must then have the SHA-256 it had.
+        case resumingFromItsBytes
     }
 
     public var id: DownloadID

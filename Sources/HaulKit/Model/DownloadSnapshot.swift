@@ -18,6 +18,17 @@ public struct DownloadSnapshot: Sendable, Identifiable, Hashable {
     public var createdAt: Date
     public var startedAt: Date?
     public var completedAt: Date?
+    /// When anything about it last changed (its state, its options, its progress as checkpointed).
+    public var updatedAt: Date = .distantPast
+    /// The foreground command that owns the download (`haul get (pid 4711)`), whose end leaves it
+    /// ``DownloadState/interrupted``; nil for the queue's downloads.
+    public var owner: String?
+    /// The SHA-256 of the completed file as Haul wrote it (lowercase hexadecimal); nil before it completed.
+    public var sha256: String?
+    /// For a completed download: how its file on disk differs from the one Haul put there ("is gone", "is 1048576
+    /// bytes now, was 10485760"): its size, modification time and identity are compared, not its bytes
+    /// (``DownloadManager/verify(_:)`` reads them). Nil while it is unchanged, or when the download is not completed.
+    public var fileChange: String?
 
     /// Free-form application data given at `add`.
     public var metadata: [String: String] { options.metadata }

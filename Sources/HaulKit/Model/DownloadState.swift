@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```
 /// queued ──▶ running ──▶ completed
-///   ▲  ▲        │  │
+///   ▲  ▲        │  │  └──▶ interrupted (its foreground command ended first)
 ///   │  └─paused◀┘  └──▶ failed
 ///   └───────────────────┘ (resume)
 /// ```
@@ -20,6 +20,10 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable, Hashable {
     case completed
     /// Stopped by an error that retrying did not fix; `resume` tries again from what is on disk.
     case failed
+    /// Added by a foreground command (`haul get`, a manager with ``DownloadManager/Configuration/ownsItsDownloads``)
+    /// that ended before it finished: nothing runs it until that command runs again or it is resumed; it keeps its
+    /// partial data.
+    case interrupted
 }
 
 /// A state change as reported in ``DownloadEvent``: the state, with what the new state produced.
@@ -33,4 +37,6 @@ public enum DownloadStatus: Sendable, Equatable {
     case failed(DownloadError)
     /// The download was forgotten (`remove` or `cancel`).
     case removed
+    /// Its foreground command ended before it finished (``DownloadState/interrupted``).
+    case interrupted
 }

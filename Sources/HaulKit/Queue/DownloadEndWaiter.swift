@@ -27,7 +27,7 @@ final class DownloadEndWaiter: Sendable {
     /// Notes `event`: the end of a download waited for ends the wait once it is the last.
     func receive(_ event: DownloadEvent) {
         switch event.change {
-        case .status(.completed), .status(.failed), .status(.removed):
+        case .status(.completed), .status(.failed), .status(.removed), .status(.interrupted):
             let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 guard state.pending.remove(event.id) != nil, state.pending.isEmpty else { return nil }
                 return state.endWait()

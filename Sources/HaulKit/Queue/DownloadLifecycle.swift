@@ -20,6 +20,9 @@ struct DownloadLifecycle: Sendable {
         case paused
         case completed
         case failed
+        /// Its foreground command ended before it finished: nothing starts it until it is resumed or added again
+        /// through its command.
+        case interrupted
 
         /// The state shown and stored for the download.
         var state: DownloadState {
@@ -30,6 +33,7 @@ struct DownloadLifecycle: Sendable {
             case .paused: .paused
             case .completed: .completed
             case .failed: .failed
+            case .interrupted: .interrupted
             }
         }
 
@@ -41,6 +45,7 @@ struct DownloadLifecycle: Sendable {
             case .paused: self = .paused
             case .completed: self = .completed
             case .failed: self = .failed
+            case .interrupted: self = .interrupted
             }
         }
     }
@@ -90,6 +95,9 @@ struct DownloadLifecycle: Sendable {
         /// Whether it runs every stored download, or only those added or resumed through it.
         var resumesStoredDownloads: Bool
         var maxConcurrentDownloads: Int
+        /// Whether the downloads added or resumed through it are its own, as a foreground command's: those it leaves
+        /// unfinished when it shuts down become ``Phase/interrupted``.
+        var ownsItsDownloads = false
     }
 
     struct Entry: Equatable, Sendable {
@@ -98,6 +106,8 @@ struct DownloadLifecycle: Sendable {
         var priority: Int
         /// Added or resumed through this manager: it runs it even when it holds stored downloads back.
         var adopted: Bool
+        /// Owned by another foreground command (its record names another owner): never run here unless adopted.
+        var ownedElsewhere = false
     }
 
     private(set) var rules: Rules
@@ -132,7 +142,7 @@ struct DownloadLifecycle: Sendable {
     /// Whether this manager runs `id` when it is queued.
     func wouldRun(_ id: DownloadID) -> Bool {
         guard let entry = entries[id] else { return false }
-        return rules.runsDownloads && (rules.resumesStoredDownloads || entry.adopted)
+        return rules.runsDownloads && (entry.adopted || (rules.resumesStoredDownloads && !entry.ownedElsewhere))
     }
 
     /// Slots taken: jobs here, less those finishing without one.
@@ -166,25 +176,47 @@ struct DownloadLifecycle: Sendable {
     // MARK: - Events
 
     /// A download read from the store at start-up. One recorded `running` whose claim nobody holds was left by a
-    /// process that stopped without pausing it: it is queued to continue.
+    /// process that stopped without pausing it: it is queued to continue, unless it belongs to a foreground command
+    /// (`owner`), which then died: it is interrupted, as is a queued one whose command is gone.
     mutating func load(
-        _ id: DownloadID, recorded state: DownloadState, priority: Int, claimedElsewhere: Bool
+        _ id: DownloadID, recorded state: DownloadState, priority: Int, claimedElsewhere: Bool,
+        owner: Ownership = .queue
     )
         -> [Action]
     {
-        let resumed = state == .running && !claimedElsewhere
-        let phase = resumed ? .queued : Phase(recorded: state)
-        let actions: [Action] = resumed ? [.record([id], .queued)] : []
+        let phase: Phase
+        var actions: [Action] = []
+        let abandoned = state == .running ? !claimedElsewhere : state == .queued && owner == .gone
+        if !abandoned {
+            phase = Phase(recorded: state)
+        } else if owner == .queue {
+            phase = .queued
+            actions = [.record([id], .queued)]
+        } else {
+            phase = .interrupted
+            actions = [.record([id], .interrupted)]
+        }
+        let entry = Entry(phase: phase, priority: priority, adopted: false, ownedElsewhere: owner != .queue)
         guard entries[id] == nil else {
-            entries[id] = Entry(phase: .paused, priority: priority, adopted: false)
+            entries[id] = Entry(phase: .paused, priority: priority, adopted: false, ownedElsewhere: owner != .queue)
             set(id, phase)
             return actions
         }
         // Not known here yet (as at start-up): it runs, finishes and waits for a host nowhere, so only the run queue
         // may need it. Taking it through `set` was 8.5% of the start-up with 100,000 downloads.
-        entries[id] = Entry(phase: phase, priority: priority, adopted: false)
+        entries[id] = entry
         if phase == .queued, wouldRun(id) { queue.insert(id, priority: priority) }
         return actions
+    }
+
+    /// Whose a download is, as its record says.
+    enum Ownership: Equatable, Sendable {
+        /// The queue's: any manager that runs stored downloads may run it.
+        case queue
+        /// Another foreground command's, which is running (or cannot be told dead).
+        case alive
+        /// Another foreground command's, which has ended.
+        case gone
     }
 
     /// A download just added (and recorded `queued`) through this manager.
@@ -206,7 +238,7 @@ struct DownloadLifecycle: Sendable {
             case .queued, .runningElsewhere:
                 set(id, .paused)
                 recorded.append(id)
-            case .paused, .completed, .failed, nil:
+            case .paused, .completed, .failed, .interrupted, nil:
                 break
             }
         }
@@ -220,8 +252,9 @@ struct DownloadLifecycle: Sendable {
         for id in ids {
             guard let entry = entries[id] else { continue }
             entries[id]?.adopted = true
+            entries[id]?.ownedElsewhere = false
             switch entry.phase {
-            case .paused, .failed:
+            case .paused, .failed, .interrupted:
                 set(id, .queued)
                 recorded.append(id)
             case .queued:
@@ -237,6 +270,23 @@ struct DownloadLifecycle: Sendable {
             }
         }
         return recorded.isEmpty ? [] : [.record(recorded, .queued)]
+    }
+
+    /// A completed download whose file changed on disk is fetched again: queued, run by this manager.
+    mutating func reopen(_ id: DownloadID) -> [Action] {
+        guard entries[id]?.phase == .completed else { return [] }
+        entries[id]?.adopted = true
+        entries[id]?.ownedElsewhere = false
+        set(id, .queued)
+        return [.record([id], .queued)]
+    }
+
+    /// A completed download whose file changed on disk, kept as it is (``ExistingFilePolicy/keep``), or that cannot
+    /// be replaced: it fails (its error says why).
+    mutating func fileRefused(_ id: DownloadID) -> [Action] {
+        guard entries[id]?.phase == .completed else { return [] }
+        set(id, .failed)
+        return [.record([id], .failed)]
     }
 
     /// Forgets downloads: those not running here at once, running ones once their job has stopped.
@@ -284,7 +334,7 @@ struct DownloadLifecycle: Sendable {
         let state = recorded ?? .queued
         switch state {
         case .queued, .running: set(id, .runningElsewhere(recorded: state))
-        case .paused, .completed, .failed: set(id, Phase(recorded: state))
+        case .paused, .completed, .failed, .interrupted: set(id, Phase(recorded: state))
         }
         return state == .queued ? [] : [.report(id)]
     }
@@ -378,6 +428,10 @@ struct DownloadLifecycle: Sendable {
         case (.failed, _):
             set(id, .failed)
             return [.record([id], .failed)]
+        case (.stopped, .shutdown) where ownsOnShutdown(id):
+            // A foreground command's own download, left unfinished: nothing continues it unless asked.
+            set(id, .interrupted)
+            return [.record([id], .interrupted)]
         case (.stopped, .shutdown):
             // Left recorded as running: the next owner continues it.
             set(id, .runningElsewhere(recorded: .running))
@@ -406,13 +460,23 @@ struct DownloadLifecycle: Sendable {
         return [.record([id], .paused)]
     }
 
-    /// Another process recorded `state` for a download (or added it). A job here only takes a pause from outside;
-    /// any other download takes the recorded state.
-    mutating func recorded(_ id: DownloadID, _ state: DownloadState, priority: Int) -> [Action] {
+    /// Another process recorded `state` for a download (or added it); `ownedElsewhere` when its record names
+    /// another foreground command. A job here only takes a pause from outside; any other download takes the recorded
+    /// state.
+    mutating func recorded(
+        _ id: DownloadID, _ state: DownloadState, priority: Int, ownedElsewhere: Bool = false
+    ) -> [Action] {
         guard let entry = entries[id] else {
-            entries[id] = Entry(phase: Phase(recorded: state), priority: priority, adopted: false)
+            entries[id] = Entry(
+                phase: Phase(recorded: state), priority: priority, adopted: false, ownedElsewhere: ownedElsewhere)
             set(id, Phase(recorded: state))
             return []
+        }
+        if case .runningHere = entry.phase {
+        } else if entries[id]?.ownedElsewhere != ownedElsewhere {
+            // Resumed or taken by another command (or handed to the queue) since.
+            entries[id]?.ownedElsewhere = ownedElsewhere
+            if ownedElsewhere { entries[id]?.adopted = false }
         }
         setPriority(priority, of: id)
         switch (entry.phase, state) {
@@ -445,12 +509,16 @@ struct DownloadLifecycle: Sendable {
     }
 
     /// The claim of a watched download was released (its owner ended); `recorded` is its stored state, nil if the
-    /// record is gone. What the owner left unfinished is taken over.
+    /// record is gone. What the owner left unfinished is taken over, unless it belongs to a foreground command:
+    /// that one is interrupted.
     mutating func claimReleased(_ id: DownloadID, recorded: DownloadState?, priority: Int) -> [Action] {
         guard case .runningElsewhere = entries[id]?.phase else { return [] }
         switch recorded {
         case nil:
             return vanished(id)
+        case .running? where entries[id]?.ownedElsewhere == true:
+            set(id, .interrupted)
+            return [.record([id], .interrupted)]
         case .running?:
             set(id, .queued)
             return [.record([id], .queued)]
@@ -476,17 +544,27 @@ struct DownloadLifecycle: Sendable {
         set(id, entry.phase)
     }
 
-    /// Stops every job here for shutdown; no download starts afterwards.
+    /// Stops every job here for shutdown; no download starts afterwards. A manager that owns its downloads records
+    /// those it leaves unfinished interrupted (the queued ones now, the running ones when their jobs end).
     mutating func shutdown() -> [Action] {
         guard !isShutDown else { return [] }
         isShutDown = true
         let running = entries.compactMap { id, entry in
             if case .runningHere = entry.phase { id } else { nil }
         }
-        return running.sorted().map { id in
-            set(id, .runningHere(stopping: .shutdown))
-            return .stop(id, .shutdown)
-        }
+        let waiting = entries.compactMap { id, entry in entry.phase == .queued && ownsOnShutdown(id) ? id : nil }
+        for id in waiting { set(id, .interrupted) }
+        let interrupted: [Action] = waiting.isEmpty ? [] : [.record(waiting.sorted(), .interrupted)]
+        return interrupted
+            + running.sorted().map { id in
+                set(id, .runningHere(stopping: .shutdown))
+                return .stop(id, .shutdown)
+            }
+    }
+
+    /// Whether `id` is this manager's own, as a foreground command's, when it shuts down.
+    private func ownsOnShutdown(_ id: DownloadID) -> Bool {
+        rules.ownsItsDownloads && entries[id]?.adopted == true
     }
 
     // MARK: - The one place phases change

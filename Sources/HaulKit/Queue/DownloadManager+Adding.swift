@@ -3,9 +3,13 @@ import Foundation
 extension DownloadManager {
     /// Queues a download and returns its identifier at once.
     ///
-    /// Adding the same URL with the same destination again returns the existing download (resuming it if it was
-    /// paused or failed) instead of starting over. A user name and password in the URL become the download's
-    /// ``DownloadOptions/credentials`` (unless it has some) and leave the URL.
+    /// Adding the same download again returns the existing one instead of starting over: the same URL (or the same
+    /// but for its signature, ``ResourceKey``: the new URL replaces the old) with the same destination, or with a
+    /// file or directory that is where the existing one writes. It is resumed if it was paused, failed or
+    /// interrupted, takes the new options where they are not the defaults (``DownloadOptions/merging(_:)``), and,
+    /// if it had completed, its file is compared with what Haul put there: a file changed or gone since is fetched
+    /// again (``DownloadEvent/Change/fileChanged(how:resumed:)``). A user name and password in the URL become the
+    /// download's ``DownloadOptions/credentials`` (unless it has some) and leave the URL.
     ///
     /// - Parameters:
     ///   - url: an `http` or `https` URL.
@@ -38,6 +42,8 @@ extension DownloadManager {
         var freshURLs: [URL] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
+        /// Existing downloads given another checksum now: a completed file is checked against it.
+        var newChecksums: Set<DownloadID> = []
         var shared: OutOfLine<DownloadOptions>?
         var lastResolved: (given: DownloadDestination?, resolved: DownloadDestination?)?
         for (given, destination, givenOptions) in downloads {
@@ -62,7 +68,7 @@ extension DownloadManager {
                     throw .invalidRequest("two downloads would write \(file.path): give each its own file")
                 }
                 if let holder = reservations.holder(of: file.path), let other = records[holder],
-                    other.url != text,
+                    !ResourceKey.same(other.url, text),
                     other.state != .completed
                 {
                     throw .invalidRequest(
@@ -70,8 +76,11 @@ extension DownloadManager {
                 }
             }
             if let id = existingDownload(url: text, destination: resolved) {
-                // Resumed if paused or failed, and run by this manager from now on.
-                if records[id]?.isDamaged == false { existing.append(id) }
+                // Resumed if paused, failed or interrupted, and run by this manager from now on.
+                if records[id]?.isDamaged == false {
+                    if takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
+                    existing.append(id)
+                }
                 results.append(id)
                 continue
             }
@@ -82,6 +91,7 @@ extension DownloadManager {
                 url: text, requestedDestination: resolved, sharing: shared ?? OutOfLine(options),
                 state: paused ? .paused : .queued,
                 createdAt: now, updatedAt: now)
+            record.owner = ownerText
             if case .file(let file) = resolved { record.destinationPath = file.path }
             freshPositions.append(results.count)
             freshURLs.append(url.baseURL == nil ? url : url.absoluteURL)
@@ -89,6 +99,8 @@ extension DownloadManager {
             fresh.append(record)
         }
         if !existing.isEmpty, !paused {
+            takeOwnership(of: existing)
+            for id in existing { checkCompletedFile(id, newChecksum: newChecksums.contains(id)) }
             perform(lifecycle.resume(existing, claimedElsewhere: store.isClaimedElsewhere))
         }
         if fresh.count > 1 {
@@ -161,26 +173,56 @@ extension DownloadManager {
         }
     }
 
+    /// Downloads by ``ResourceKey`` of their URL.
     private func urlIndex() -> [String: [DownloadID]] {
         if let idsByURL { return idsByURL }
         var index: [String: [DownloadID]] = [:]
         index.reserveCapacity(records.count)
-        for record in records.inIDOrder { index[record.url, default: []].append(record.downloadID) }
+        for record in records.inIDOrder { index[ResourceKey.of(record.url), default: []].append(record.downloadID) }
         idsByURL = index
         return index
     }
 
+    /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
+    /// the same requested destination, else one that writes the file given, or writes in the directory given.
     private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
-        for id in urlIndex()[url] ?? [] {
-            guard let record = records[id], Self.sameDestination(record.requestedDestination, destination) else {
-                continue
-            }
-            if record.state == .completed {
-                // Done before; only counts while its file is still there.
-                guard let path = record.destinationPath, FileSystem.entry(at: path) != .none else { continue }
-            }
-            return id
+        let candidates = (urlIndex()[ResourceKey.of(url)] ?? []).compactMap { records[$0] }
+        if let same = candidates.first(where: { Self.sameDestination($0.requestedDestination, destination) }) {
+            return same.downloadID
         }
-        return nil
+        let writes = { (record: DownloadRecord) -> Bool in
+            guard let path = record.destinationPath else { return false }
+            switch destination {
+            case .file(let file)?: return path == file.path
+            case .directory(let directory)?: return FileSystem.parent(of: path) == directory.path
+            case nil: return false
+            }
+        }
+        return candidates.first(where: writes)?.downloadID
+    }
+
+    /// A download asked for again: a freshly signed `url` replaces its URL, and `options` its options where they
+    /// speak (are not the defaults). Returns whether its checksum changed.
+    @discardableResult
+    func takeRequest(url: String, options: DownloadOptions, for id: DownloadID) -> Bool {
+        guard var record = records[id] else { return false }
+        let merged = record.options.merging(options)
+        guard record.url != url || merged != record.options else { return false }
+        let checksumChanged = merged.checksum != record.options.checksum
+        if record.url != url {
+            idsByURL?[ResourceKey.of(record.url)]?.removeAll { $0 == id }
+            idsByURL?[ResourceKey.of(url), default: []].append(id)
+            hostKeys[id] = nil
+            record.url = url
+        }
+        record.options = merged
+        record.updatedAt = Date()
+        records[id] = record
+        do {
+            try store.saveSettings(record)
+        } catch {
+            configuration.logger.error("cannot record new options", metadata: ["download": "\(id)"])
+        }
+        return checksumChanged
     }
 }

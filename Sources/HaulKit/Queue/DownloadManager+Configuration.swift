@@ -57,6 +57,13 @@ extension DownloadManager {
         /// they wait, still `queued`, for ``DownloadManager/resume(_:)-(DownloadID)`` or ``DownloadManager/resumeAll()`` (a tool
         /// that inspects the database or fetches only its own URLs). Downloads added later always start. Default true.
         public var resumesStoredDownloads = true
+        /// Whether the downloads added or resumed through this manager are its own, as a foreground command's (`haul
+        /// get`): no other manager starts them, and those it leaves unfinished when it shuts down (or when its process
+        /// dies) become ``DownloadState/interrupted`` until they are resumed or added again through an owning
+        /// manager. Default false: they belong to the queue, which any manager that runs downloads works through.
+        public var ownsItsDownloads = false
+        /// How the owner of its downloads is named when ``ownsItsDownloads`` (with the process id). Default "haul".
+        public var ownerLabel = "haul"
         /// Whether this manager runs downloads. When false it only reads and edits the database: `add` queues,
         /// `pause` and `remove` take effect in the process that runs the download (a CLI's `list` or `pause` next to
         /// a running `haul run`). Default true.

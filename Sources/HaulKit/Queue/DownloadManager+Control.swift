@@ -21,7 +21,9 @@ extension DownloadManager {
         try resume([id])
     }
 
-    /// Queues several paused or failed downloads again, recording them in one transaction.
+    /// Queues several paused, failed or interrupted downloads again, recording them in one transaction. They become
+    /// this manager's own when it owns its downloads (``Configuration/ownsItsDownloads``), else the queue's (an
+    /// interrupted `haul get` download handed to `haul run`).
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
     public func resume(_ ids: [DownloadID]) throws(DownloadError) {
@@ -29,8 +31,29 @@ extension DownloadManager {
             // Its row cannot be read: there is nothing to resume from.
             throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")
         }
+        takeOwnership(of: ids)
+        // A completed one is run again only if its file changed since.
+        for id in ids { checkCompletedFile(id) }
         perform(lifecycle.resume(ids, claimedElsewhere: store.isClaimedElsewhere))
         schedule()
+    }
+
+    /// Makes `ids` this manager's own (``Configuration/ownsItsDownloads``) or the queue's, recording those that
+    /// change.
+    func takeOwnership(of ids: [DownloadID]) {
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], record.owner != ownerText else { continue }
+            record.owner = ownerText
+            records[id] = record
+            changed.append(record)
+        }
+        guard !changed.isEmpty else { return }
+        do {
+            try store.saveLifecycle(changed)
+        } catch {
+            configuration.logger.error("cannot record owners", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Stops a download and deletes its partial data, forgetting it. A completed file is left in place.
@@ -58,9 +81,9 @@ extension DownloadManager {
         try? await pause(ids(in: [.queued, .running]))
     }
 
-    /// Resumes every paused and failed download.
+    /// Resumes every paused, failed and interrupted download.
     public func resumeAll() {
-        try? resume(ids(in: [.paused, .failed, .queued]).filter { records[$0]?.isDamaged == false })
+        try? resume(ids(in: [.paused, .failed, .interrupted, .queued]).filter { records[$0]?.isDamaged == false })
     }
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
@@ -139,8 +162,9 @@ extension DownloadManager {
         return limiter
     }
 
-    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them).
-    /// The manager accepts no new work afterwards.
+    /// Checkpoints and stops running downloads without pausing them (a manager opened later continues them; a
+    /// manager that owns its downloads records those it leaves unfinished ``DownloadState/interrupted``). The
+    /// manager accepts no new work afterwards.
     public func shutdown() async {
         guard !lifecycle.isShutDown else { return }
         watcherTask?.cancel()

@@ -59,7 +59,9 @@ extension DownloadManager {
         if lifecycle.phase(of: id).map({ if case .runningHere = $0 { true } else { false } }) != true {
             replace(with: stored)
         }
-        let actions = lifecycle.recorded(id, stored.state, priority: stored.options.priority)
+        let actions = lifecycle.recorded(
+            id, stored.state, priority: stored.options.priority,
+            ownedElsewhere: stored.owner != nil && stored.owner != ownerText)
         if isNew { hub.yield(id, .added(snapshot(of: stored))) }
         return actions
     }

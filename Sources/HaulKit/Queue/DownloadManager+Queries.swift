@@ -93,6 +93,7 @@ extension DownloadManager {
         switch record.state {
         case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
         case .failed: throw record.lastError ?? .internalError("failed without an error")
+        case .interrupted: throw .interrupted(id)
         case .queued, .running, .paused: break
         }
         // Subscribed in the same actor turn as the look above, and only when needed (`haul get` waits for each of
@@ -103,6 +104,7 @@ extension DownloadManager {
             case .status(.completed(let file)): return file
             case .status(.failed(let error)): throw error
             case .status(.removed): throw .unknownDownload(id)
+            case .status(.interrupted): throw .interrupted(id)
             default: continue
             }
         }
@@ -116,7 +118,9 @@ extension DownloadManager {
         var pending = Set<DownloadID>()
         for id in ids {
             adoptIfAddedElsewhere(id)
-            guard let state = records[id]?.state, state != .completed, state != .failed else { continue }
+            guard let state = records[id]?.state, state != .completed, state != .failed, state != .interrupted else {
+                continue
+            }
             pending.insert(id)
         }
         guard !pending.isEmpty else { return }
@@ -181,6 +185,7 @@ extension DownloadManager {
         case .paused: .paused
         case .completed: .completed(file: URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false))
         case .failed: .failed(record.lastError ?? .internalError("failed without an error"))
+        case .interrupted: .interrupted
         }
     }
 
@@ -195,11 +200,21 @@ extension DownloadManager {
                 receivedBytes: record.state == .completed
                     ? (record.transfer.totalBytes ?? 0) : record.checkpointedBytes,
                 expectedBytes: record.transfer.totalBytes)
-        return DownloadSnapshot(
+        var snapshot = DownloadSnapshot(
             id: id, url: url ?? URL(string: record.url) ?? URL(string: "damaged:\(id)")!,
             finalURL: record.transfer.finalURL.flatMap(URL.init(string:)), state: record.state, progress: progress,
             file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) },
             lastError: record.lastError, options: record.options, createdAt: record.createdAt,
             startedAt: record.startedAt, completedAt: record.completedAt)
+        snapshot.updatedAt = record.updatedAt
+        if let owner = record.owner { snapshot.owner = ForegroundOwner(text: owner)?.description ?? owner }
+        if let fingerprint = record.fingerprint {
+            snapshot.sha256 = fingerprint.sha256
+            if record.state == .completed, let path = record.destinationPath {
+                let comparison = fingerprint.compare(withFileAt: path)
+                if comparison != .unchanged { snapshot.fileChange = fingerprint.describe(comparison) }
+            }
+        }
+        return snapshot
     }
 }

@@ -21,6 +21,9 @@ import Logging
 /// manager performs what it returns (recording, starting and stopping jobs, forgetting downloads).
 public actor DownloadManager {
     public nonisolated let configuration: Configuration
+    /// What this manager records as the owner of its downloads: its process, when it owns them
+    /// (``Configuration/ownsItsDownloads``); nil when they are the queue's.
+    nonisolated let ownerText: String?
     /// What every job is given from ``configuration``, made once (the download directory is standardised).
     let engineSettings: EngineSettings
 
@@ -91,6 +94,8 @@ public actor DownloadManager {
             throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
         }
         self.configuration = configuration
+        ownerText =
+            configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
         engineSettings = configuration.engineSettings
         let store: any DownloadStore =
             if let shared = configuration.sharedQueue {
@@ -119,7 +124,8 @@ public actor DownloadManager {
             rules: .init(
                 runsDownloads: configuration.runsDownloads,
                 resumesStoredDownloads: configuration.resumesStoredDownloads,
-                maxConcurrentDownloads: configuration.maxConcurrentDownloads))
+                maxConcurrentDownloads: configuration.maxConcurrentDownloads,
+                ownsItsDownloads: configuration.ownsItsDownloads))
         watcher = ChangeWatcher(store: store)
 
         // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000),
@@ -130,19 +136,22 @@ public actor DownloadManager {
         table.reserveCapacity(count)
         var held = reservations
         lifecycle.reserveCapacity(count)
-        var loaded: [(id: DownloadID, state: DownloadState, priority: Int)] = []
+        var loaded: [(id: DownloadID, state: DownloadState, priority: Int, owner: String?)] = []
         loaded.reserveCapacity(count)
         try store.forEachRecord { record in
             Self.remember(record, in: &table, holding: &held)
-            loaded.append((record.downloadID, record.state, record.options.priority))
+            loaded.append((record.downloadID, record.state, record.options.priority, record.owner))
         }
         records = table
         reservations = held
         let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
         var actions: [DownloadLifecycle.Action] = []
-        for (id, state, priority) in loaded {
+        var owners = OwnerLiveness(me: ownerText)
+        for (id, state, priority, owner) in loaded {
+            let ownership = state == .queued || state == .running ? owners.ownership(owner) : owners.recorded(owner)
             actions += lifecycle.load(
-                id, recorded: state, priority: priority, claimedElsewhere: claimedElsewhere.contains(id))
+                id, recorded: state, priority: priority, claimedElsewhere: claimedElsewhere.contains(id),
+                owner: ownership)
         }
         // The watcher read its token before the records were loaded: they hold everything up to it.
         viewToken = watcher.lastToken
@@ -368,9 +377,11 @@ public actor DownloadManager {
             return
         }
         let host = hostKey(of: record)
-        // The job's columns come back whole; the life-cycle columns are ours.
+        // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle columns
+        // are ours.
         record.destinationPath = outcome.record.destinationPath
         record.transfer = outcome.record.transfer
+        record.fingerprint = outcome.record.fingerprint
         let ending: DownloadLifecycle.Ending
         switch outcome {
         case .completed(let finished):

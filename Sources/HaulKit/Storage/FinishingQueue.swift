@@ -30,13 +30,15 @@ final class FinishingQueue: Sendable {
         let contents: Contents
         /// The download's record, its state `completed` with `completedAt`: written (transfer columns first,
         /// life-cycle columns once the file is in place) by the queue. With `finalizing` set for a part file; for a
-        /// held body, with `durableBytes` 0 (nothing of it is synced when its transfer columns are committed).
-        let record: DownloadRecord
+        /// held body, with `durableBytes` 0 (nothing of it is synced when its transfer columns are committed). Its
+        /// fingerprint carries the file's SHA-256; the queue adds the rest (size, time, identity) once the file is
+        /// written and synced, and records it with the completion.
+        var record: DownloadRecord
         let partPath: String
         let destination: String
     }
 
-    private typealias Waiting = GroupWaiter<Request>
+    private typealias Waiting = GroupWaiter<Request, FileFingerprint?>
 
     private let store: DownloadStore
     /// The reservations' listings: a held body's part path is found free in them rather than looked up.
@@ -51,9 +53,11 @@ final class FinishingQueue: Sendable {
     /// Groups processed so far (each about one commit, and one sync per directory).
     var groupCount: Int { waiting.withLock { $0.groupCount } }
 
-    /// Returns once the file is durable at its destination and its record says so, or throws why not.
-    func finish(_ request: Request) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    /// Returns once the file is durable at its destination and its record says so (with the file's fingerprint,
+    /// which it returns), or throws why not.
+    @discardableResult
+    func finish(_ request: Request) async throws -> FileFingerprint? {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FileFingerprint?, any Error>) in
             let startsDraining = waiting.withLock { $0.add(Waiting(item: request, continuation: continuation)) }
             if startsDraining { Task { await self.drain() } }
         }
@@ -68,29 +72,35 @@ final class FinishingQueue: Sendable {
             if group.isEmpty && placed.isEmpty { return }
             let (store, listings) = (store, listings)
             let finished = placed
-            let results: [(any Error)?]
+            let results: [Result<FileFingerprint?, any Error>]
             do {
                 results = try await onBlockingThread {
                     Self.process(group.map(\.item), completing: finished, store: store, listings: listings)
                 }
             } catch {
                 // The blocking thread pool is gone: nothing of the group was done.
-                for waiting in finished { waiting.end(error) }
-                results = Array(repeating: error, count: group.count)
+                for waiting in finished { waiting.fail(error) }
+                results = Array(repeating: .failure(error), count: group.count)
             }
             placed = []
-            for (waiting, failure) in zip(group, results) {
-                if let failure { waiting.end(failure) } else { placed.append(waiting) }
+            for (waiting, result) in zip(group, results) {
+                switch result {
+                case .failure(let failure): waiting.fail(failure)
+                case .success(let fingerprint):
+                    var waiting = waiting
+                    waiting.item.record.fingerprint = fingerprint
+                    placed.append(waiting)
+                }
             }
         }
     }
 
     /// Records `finished` (the previous group, in place) completed and ends their waits; records this group's files,
-    /// writes its held bodies, syncs and renames it, and syncs its directories. Returns each request's error; none
-    /// means in place, its completion still to record.
+    /// writes its held bodies, syncs and renames it, and syncs its directories. Returns each request's error, or the
+    /// fingerprint of its file in place (its completion still to record).
     private static func process(
         _ requests: [Request], completing finished: [Waiting], store: DownloadStore, listings: DirectoryListings
-    ) -> [(any Error)?] {
+    ) -> [Result<FileFingerprint?, any Error>] {
         var results: [(any Error)?] = Array(repeating: nil, count: requests.count)
         var files: [Int: PartFile] = [:]
         var held: [Int] = []
@@ -105,10 +115,10 @@ final class FinishingQueue: Sendable {
         do {
             try store.saveLifecycleAndTransfers(
                 lifecycle: finished.map(\.item.record), transfers: held.map { requests[$0].record })
-            for waiting in finished { waiting.end(nil) }
+            for waiting in finished { waiting.end(waiting.item.record.fingerprint) }
         } catch {
             // The previous group is in place, its records finalizing or with part data: see `FinishingQueue`.
-            for waiting in finished { waiting.end(error) }
+            for waiting in finished { waiting.fail(error) }
             for index in held { results[index] = error }
             held = []
         }
@@ -172,7 +182,15 @@ final class FinishingQueue: Sendable {
         }
         for directory in renamedIn { FileSystem.syncDirectory(directory) }
         if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeCompletionRecorded) }
-        return results
+        return results.indices.map { index in
+            if let failure = results[index] { return .failure(failure) }
+            // What was put in place, as it is now: the file's size, time and identity, with its digest.
+            let file: PartFile? =
+                if case .file(let part) = requests[index].contents { part } else { created[index] }
+            var fingerprint = file?.fingerprint
+            fingerprint?.sha256 = requests[index].record.fingerprint?.sha256
+            return .success(fingerprint)
+        }
     }
 
     /// Names a held body's synced unnamed file at its destination. Something at its part path is another

@@ -16,6 +16,9 @@ final class PartFile: Sendable {
     private let descriptor: Int32
     /// The device (file system) the file is on.
     let device: UInt64
+
+    /// The file's size, modification time and identity now (without a digest).
+    var fingerprint: FileFingerprint? { FileFingerprint.of(descriptor: descriptor) }
     /// Whether the file has no name yet (see ``unnamed(in:)``); `path` is then its directory.
     let isUnnamed: Bool
 

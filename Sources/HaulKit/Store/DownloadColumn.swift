@@ -9,6 +9,10 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     case completedAt, errorCode, errorSummary, errorSuggestion, errorTransient, errorHTTPStatus, hasPartData
     case generation, durableBytes, bootID, etag, lastModified, totalBytes, contentEncoding, finalURL, finalizing
     case segments
+    /// The foreground command that owns the download (``DownloadRecord/owner``).
+    case owner
+    /// The completed file's fingerprint (``FileFingerprint``).
+    case fileSize, fileModified, fileIdentity, sha256
 
     /// Who writes a column after the record is inserted.
     enum Owner: Sendable {
@@ -16,7 +20,7 @@ enum DownloadColumn: String, CaseIterable, Sendable {
         case identity
         /// The manager, at each change of state.
         case lifecycle
-        /// The manager, when the options change.
+        /// The manager, when the options or the URL change.
         case settings
         /// The running job: what is on disk and what was verified.
         case job
@@ -26,10 +30,11 @@ enum DownloadColumn: String, CaseIterable, Sendable {
 
     var owner: Owner {
         switch self {
-        case .id, .url, .requestedDestination, .createdAt: .identity
-        case .options: .settings
+        case .id, .requestedDestination, .createdAt: .identity
+        // The URL too: a freshly signed URL for the same file replaces the old one (``ResourceKey``).
+        case .url, .options: .settings
         case .state, .startedAt, .completedAt, .errorCode, .errorSummary, .errorSuggestion, .errorTransient,
-            .errorHTTPStatus:
+            .errorHTTPStatus, .owner, .fileSize, .fileModified, .fileIdentity, .sha256:
             .lifecycle
         case .destinationPath, .hasPartData, .generation, .durableBytes, .bootID, .etag, .lastModified, .totalBytes,
             .contentEncoding, .finalURL, .finalizing, .segments:
@@ -41,10 +46,11 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     /// The column's declared type in SQLite, as `PRAGMA table_info` reports it.
     var sqlType: String {
         switch self {
-        case .id, .errorCode, .errorHTTPStatus, .generation, .durableBytes, .totalBytes: "INTEGER"
+        case .id, .errorCode, .errorHTTPStatus, .generation, .durableBytes, .totalBytes, .fileSize, .fileModified:
+            "INTEGER"
         // JSON columns (destination, options, segments) are declared TEXT too.
         case .url, .requestedDestination, .destinationPath, .options, .state, .errorSummary, .errorSuggestion,
-            .bootID, .etag, .lastModified, .contentEncoding, .finalURL, .segments:
+            .bootID, .etag, .lastModified, .contentEncoding, .finalURL, .segments, .owner, .fileIdentity, .sha256:
             "TEXT"
         case .createdAt, .updatedAt, .startedAt, .completedAt: "DATETIME"
         case .errorTransient, .hasPartData, .finalizing: "BOOLEAN"

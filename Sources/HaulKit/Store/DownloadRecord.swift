@@ -19,6 +19,9 @@ struct DownloadRecord: Sendable, Equatable {
     var completedAt: Date?
     /// The destination given to `add` (nil: the manager's download directory).
     var requestedDestination: DownloadDestination?
+    /// The foreground command that owns the download (``DownloadManager/Configuration/ownsItsDownloads``), as
+    /// ``ForegroundOwner/text``; nil for the queue's downloads, which any manager that runs downloads may run.
+    var owner: String?
 
     var options: DownloadOptions {
         get { storedOptions.value }
@@ -38,6 +41,14 @@ struct DownloadRecord: Sendable, Equatable {
     private static let noTransfer = OutOfLine<TransferRecord>.Box(TransferRecord())
     /// The error columns, out of line and nil while all are (most records never failed).
     private(set) var storedError: OutOfLine<ErrorColumns>?
+    /// The completed file's fingerprint, out of line (nil until the download completes).
+    private(set) var storedFingerprint: OutOfLine<FileFingerprint>?
+
+    /// What the file was when the download completed; nil before (or for one completed by an earlier version).
+    var fingerprint: FileFingerprint? {
+        get { storedFingerprint?.value }
+        set { storedFingerprint = newValue.map { OutOfLine($0) } }
+    }
 
     /// The last error as stored, column by column.
     struct ErrorColumns: Sendable, Equatable {

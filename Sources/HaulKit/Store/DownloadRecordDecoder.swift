@@ -36,6 +36,10 @@ struct DownloadRecordDecoder {
         // the empty transfer box, and one that never failed has no error box.
         var transfer = TransferRecord()
         var error = DownloadRecord.ErrorColumns()
+        var fileSize: Int64?
+        var fileModified: Int64?
+        var fileIdentity: String?
+        var sha256: String?
         for (index, column) in DownloadColumn.allCases.enumerated() {
             switch column {
             case .id: record.id = try row.integer(at: index)
@@ -72,7 +76,16 @@ struct DownloadRecordDecoder {
                 if let plan = try row.text(at: index) {
                     transfer.segments = try json.decode([Segment].self, from: Data(plan.utf8))
                 }
+            case .owner: record.owner = try row.text(at: index)
+            case .fileSize: fileSize = try row.integer(at: index)
+            case .fileModified: fileModified = try row.integer(at: index)
+            case .fileIdentity: fileIdentity = try row.text(at: index)
+            case .sha256: sha256 = try row.text(at: index)
             }
+        }
+        if let fileSize, let fileModified, let fileIdentity {
+            record.fingerprint = FileFingerprint(
+                size: fileSize, modified: fileModified, identity: fileIdentity, sha256: sha256)
         }
         if transfer != TransferRecord() { record.transfer = transfer }
         record.errorColumns = error

@@ -85,6 +85,11 @@ struct DownloadRecordEncoder {
         case .finalURL: StoredValue(record.transfer.finalURL)
         case .finalizing: StoredValue(record.transfer.finalizing)
         case .segments: StoredValue(try record.transfer.segments.map(jsonText))
+        case .owner: StoredValue(record.owner)
+        case .fileSize: StoredValue(record.fingerprint?.size)
+        case .fileModified: StoredValue(record.fingerprint?.modified)
+        case .fileIdentity: StoredValue(record.fingerprint?.identity)
+        case .sha256: StoredValue(record.fingerprint?.sha256)
         }
     }
 

@@ -50,6 +50,15 @@ enum DownloadSchema {
             try db.drop(index: "download_on_url")
             try db.drop(index: "download_on_destinationPath")
         }
+        migrator.registerMigration("v5: owners and fingerprints") { db in
+            try db.alter(table: "download") { t in
+                t.add(column: "owner", .text)
+                t.add(column: "fileSize", .integer)
+                t.add(column: "fileModified", .integer)
+                t.add(column: "fileIdentity", .text)
+                t.add(column: "sha256", .text)
+            }
+        }
         return migrator
     }
 

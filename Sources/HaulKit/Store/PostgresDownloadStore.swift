@@ -306,6 +306,10 @@ final class PostgresDownloadStore: DownloadStore {
         }
     }
 
+    /// The columns the first migration made (those of ``DownloadColumn`` through `segments`; later ones come with
+    /// their migrations).
+    private static let firstColumns = DownloadColumn.allCases.prefix { $0 != .owner }
+
     /// Shipped migrations are never edited; changes come as new ones (and a case in ``DownloadColumn``).
     private static let migrations: [(name: String, sql: String)] = [
         (
@@ -313,7 +317,7 @@ final class PostgresDownloadStore: DownloadStore {
             """
             CREATE TABLE \(table) (
                 id BIGSERIAL PRIMARY KEY,
-                \(DownloadColumn.allCases.dropFirst().map { "\($0.rawValue) \(type(of: $0))" }.joined(separator: ",\n    ")),
+                \(firstColumns.dropFirst().map { "\($0.rawValue) \(type(of: $0))" }.joined(separator: ",\n    ")),
                 leaseOwner TEXT,
                 leaseExpires TIMESTAMPTZ
             );
@@ -443,7 +447,28 @@ final class PostgresDownloadStore: DownloadStore {
             $$ LANGUAGE plpgsql VOLATILE;
             """
         ),
+        (
+            // The update trigger names every column but the id, from ``DownloadColumn`` (a migration that adds a
+            // column recreates it the same way, so no column is left out of the notifications).
+            "v6: owners and fingerprints",
+            """
+            ALTER TABLE \(table) ADD COLUMN owner TEXT, ADD COLUMN fileSize BIGINT, ADD COLUMN fileModified BIGINT,
+                ADD COLUMN fileIdentity TEXT, ADD COLUMN sha256 TEXT;
+            \(updateTrigger)
+            """
+        ),
     ]
+
+    /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``
+    /// but the id; a claim, renewal or release alone changes only the lease columns and is not announced).
+    private static var updateTrigger: String {
+        let columns = DownloadColumn.allCases.filter { $0 != .id }.map(\.rawValue).joined(separator: ", ")
+        return """
+            DROP TRIGGER \(table)_updated ON \(table);
+            CREATE TRIGGER \(table)_updated AFTER UPDATE OF \(columns)
+                ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
+            """
+    }
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
     /// has ``DownloadColumn``'s columns, in order, with their types.
@@ -477,12 +502,16 @@ final class PostgresDownloadStore: DownloadStore {
                 let type = (try? cells[1].decode(String.self)) ?? "?"
                 return "\(name) \(type)"
             }
+            // The first migration's columns, the lease columns (v1, v2), then those added later, in order.
+            let described = { (column: DownloadColumn) in
+                "\(column.rawValue.lowercased()) \(Self.informationSchemaType(column))"
+            }
             let expected =
-                DownloadColumn.allCases.map { "\($0.rawValue.lowercased()) \(Self.informationSchemaType($0))" }
+                Self.firstColumns.map(described)
                 + [
                     "leaseowner text", "leaseexpires timestamp with time zone", "leasehost text",
                     "leaseconnections bigint",
-                ]
+                ] + DownloadColumn.allCases.dropFirst(Self.firstColumns.count).map(described)
             guard found == expected else {
                 throw DownloadError.sharedDatabase(
                     location,

@@ -9,7 +9,7 @@ import Synchronization
 /// record. A failed commit fails every record in it: the store's errors are the database's (a full disk, a lost
 /// file), not one record's.
 final class TransferRecorder: Sendable {
-    private typealias Waiting = GroupWaiter<DownloadRecord>
+    private typealias Waiting = GroupWaiter<DownloadRecord, Void>
 
     private let commit: @Sendable ([DownloadRecord]) throws(DownloadError) -> Void
     private let waiting = Mutex(GroupQueue<Waiting>())

@@ -30,11 +30,19 @@ struct GroupQueue<Item> {
     }
 }
 
-/// An item waiting in a ``GroupQueue``, with the caller that waits until it is handled.
-struct GroupWaiter<Item: Sendable>: Sendable {
+/// An item waiting in a ``GroupQueue``, with the caller that waits until it is handled and gets its `Output`.
+struct GroupWaiter<Item: Sendable, Output: Sendable>: Sendable {
     var item: Item
-    var continuation: CheckedContinuation<Void, any Error>
+    var continuation: CheckedContinuation<Output, any Error>
 
+    /// Lets the caller go on with `output`.
+    func end(_ output: Output) { continuation.resume(returning: output) }
+
+    /// Throws `failure` to the caller.
+    func fail(_ failure: any Error) { continuation.resume(throwing: failure) }
+}
+
+extension GroupWaiter where Output == Void {
     /// Lets the caller go on, or throws `failure` to it.
     func end(_ failure: (any Error)?) {
         if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }

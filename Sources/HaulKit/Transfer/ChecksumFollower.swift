@@ -1,12 +1,15 @@
 import Crypto
 import Foundation
+import NIOCore
 
 /// Hashes a part file behind its writer, reading back what was written, so hashing never slows the receive path.
 ///
-/// A resumed download rehashes its prefix once (reads from the page cache). When the part file is cut back (a new
-/// generation), the hash starts over. Finishes when the writer marks the transfer finished and all is hashed.
+/// It computes the SHA-256 every completed download keeps (its ``FileFingerprint``) and, in the same pass, the digest
+/// of an expected checksum in another algorithm. A resumed download rehashes its prefix once (reads from the page
+/// cache). When the part file is cut back (a new generation), the hash starts over. Finishes when the writer marks
+/// the transfer finished and all is hashed.
 struct ChecksumFollower: Sendable {
-    let algorithm: Checksum.Algorithm
+    let algorithms: [Checksum.Algorithm]
     let state: TransferState
     /// The clock the waits for more bytes sleep on (the tick clock).
     let clock: any Clock<Duration>
@@ -14,36 +17,56 @@ struct ChecksumFollower: Sendable {
     var idleWait: Duration = .milliseconds(5)
     static let readSize = 1 << 20
 
-    /// The lowercase hex digest of the finished file.
-    func digest() async throws -> String {
-        var hasher = AnyHasher(algorithm)
+    /// Follows with SHA-256 and, if it is another, `checksum`'s algorithm.
+    init(checksum: Checksum.Algorithm?, state: TransferState, clock: any Clock<Duration>) {
+        algorithms = [.sha256] + (checksum.map { $0 == .sha256 ? [] : [$0] } ?? [])
+        self.state = state
+        self.clock = clock
+    }
+
+    /// The lowercase hex digests of the finished file, by algorithm.
+    func digests() async throws -> [Checksum.Algorithm: String] {
+        var hashers = algorithms.map(AnyHasher.init)
         var hashed: Int64 = 0
         var generation: Int64 = -1
-        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+        var buffer: [UInt8] = []
         while true {
             try Task.checkCancellation()
             let now = state.current
             if now.generation != generation {
-                hasher = AnyHasher(algorithm)
+                hashers = algorithms.map(AnyHasher.init)
                 hashed = 0
                 generation = now.generation
             }
             guard let file = now.file, hashed < now.written else {
-                if now.finished, hashed == now.written { return hasher.finalize() }
+                if now.finished, hashed == now.written {
+                    return Dictionary(uniqueKeysWithValues: zip(algorithms, hashers.map { $0.finalize() }))
+                }
                 try await clock.sleep(for: idleWait)
                 continue
             }
             let count = Int(min(Int64(Self.readSize), now.written - hashed))
+            if buffer.count < count { buffer = [UInt8](repeating: 0, count: Self.readSize) }
             let read = try file.read(into: &buffer, count: count, at: hashed)
             guard read == count else {
                 // Cut back while reading: the next turn sees the new generation.
                 try await clock.sleep(for: idleWait)
                 continue
             }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(read))) }
+            buffer.withUnsafeBytes { bytes in
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes.prefix(read))
+                for index in hashers.indices { hashers[index].update(chunk) }
+            }
             hashed += Int64(read)
             await Task.yield()
         }
+    }
+
+    /// The SHA-256 of a body held in memory, in lowercase hex.
+    static func sha256(of chunks: [ByteBuffer]) -> String {
+        var hasher = AnyHasher(.sha256)
+        for chunk in chunks { chunk.withUnsafeReadableBytes { hasher.update($0) } }
+        return hasher.finalize()
     }
 }
 

@@ -27,13 +27,20 @@ extension DownloadJob {
         guard let file = state.current.file else {
             throw DownloadError.internalError("download \(id) finished without a part file")
         }
-        if let checksum = record.options.checksum, let follower {
-            let digest = try await follower.value
-            if digest != checksum.hex {
-                if let refetch = try refetchWithoutMirrors(checksum) { return refetch }
-                throw try keepBadFile(file, partPath: partPath, destination: destination, checksum, digest)
-            }
+        followPartFile()
+        let digests = try await follower?.value ?? [:]
+        if let checksum = record.options.checksum, let digest = digests[checksum.algorithm], digest != checksum.hex {
+            if let refetch = try refetchWithoutMirrors(checksum) { return refetch }
+            throw try keepBadFile(file, partPath: partPath, destination: destination, checksum, digest)
         }
+        if let expected = expectedSHA256, let digest = digests[.sha256], digest != expected {
+            // The bytes on disk before this run (a completed file cut short, resumed) were not all the file's.
+            logger.info("the resumed file differs from the one completed before; starting over")
+            try rewind(to: 0, because: .contentMismatch)
+            startFollower()
+            return .refetch(.contentMismatch, detail: "the resumed file differs from the one completed before")
+        }
+        record.fingerprint = FileFingerprint(size: total, modified: 0, identity: "", sha256: digests[.sha256])
         if board != nil { try dropSegments() }
         if record.options.existingFile == .replaceIfNewer,
             let modified = record.transfer.lastModified.flatMap(HTTPDate.parse)
@@ -48,7 +55,7 @@ extension DownloadJob {
         await startFinishing(holding: nil)
         // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
         // files finishing now.
-        try await environment.finishing.finish(
+        record.fingerprint = try await environment.finishing.finish(
             .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
         file.close()
         state.update { $0.file = nil }
@@ -101,10 +108,12 @@ extension DownloadJob {
         record.transfer.hasPartData = true
         record.transfer.durableBytes = 0
         record.transfer.bootID = BootIdentity.current
+        record.fingerprint = FileFingerprint(
+            size: total, modified: 0, identity: "", sha256: ChecksumFollower.sha256(of: held.body.chunks))
         markCompleted()
         await startFinishing(holding: total)
         do {
-            try await environment.finishing.finish(
+            record.fingerprint = try await environment.finishing.finish(
                 .init(
                     contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
                     destination: destination))

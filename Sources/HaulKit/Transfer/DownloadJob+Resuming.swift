@@ -13,10 +13,17 @@ extension DownloadJob {
             $0.written = 0
         }
         if record.transfer.finalizing, try finishInterruptedFinalization() { return true }
-        if !record.transfer.hasPartData, case .file = record.requestedDestination, try await settleExistingFile() {
+        if !record.transfer.hasPartData, let fingerprint = record.fingerprint, let path = record.destinationPath {
+            // Completed before, and run again: its file changed, a new checksum came, or `-N` asks the server.
+            if await settleCompletedFile(fingerprint, at: path) { return true }
+        } else if !record.transfer.hasPartData, case .file = record.requestedDestination,
+            try await settleExistingFile()
+        {
             return true
         }
         guard record.transfer.hasPartData, let partPath = record.partPath else { return false }
+        // A completed file that was cut short and is resumed must end as the same file.
+        expectedSHA256 = record.fingerprint?.sha256
         if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
             try forgetPartData()
@@ -62,6 +69,38 @@ extension DownloadJob {
         return false
     }
 
+    /// A completed download run again, its file at `path` of the size it was completed with: returns true when that
+    /// file is the download's and nothing need be fetched. A file whose time or identity changed is read: the same
+    /// SHA-256 (a file touched or copied back) keeps it. A new checksum is checked against it (a file that fails is
+    /// fetched again, and replaced only by one that passes). With ``ExistingFilePolicy/replaceIfNewer`` the server
+    /// is then asked whether its copy is newer (`-N`).
+    mutating func settleCompletedFile(_ fingerprint: FileFingerprint, at path: String) async -> Bool {
+        guard FileSystem.entry(at: path) == .regularFile(size: fingerprint.size) else { return false }
+        let checksum = record.options.checksum
+        let checksumSettled = checksum.map { $0.algorithm == .sha256 && $0.hex == fingerprint.sha256 } ?? true
+        var read: FileFingerprint?
+        if fingerprint.compare(withFileAt: path) != .unchanged || !checksumSettled {
+            guard let (now, digests) = try? await FileDigest.read(path, also: checksum.map { [$0.algorithm] } ?? [])
+            else { return false }
+            if let checksum, digests[checksum.algorithm] != checksum.hex {
+                let how = "does not have the \(checksum.algorithm.rawValue) given"
+                environment.events.yield(id, .fileChanged(how: how, action: .fetchingAgain))
+                return false
+            }
+            if let sha256 = fingerprint.sha256, now.sha256 != sha256 { return false }
+            read = now
+        }
+        if record.options.existingFile == .replaceIfNewer {
+            // Kept unless the server's copy is newer (asked with If-Modified-Since).
+            existingModified = FileSystem.modificationDate(of: path)
+            return false
+        }
+        logger.info("the completed file is as it was", metadata: ["path": "\(path)"])
+        keepExisting(path, size: fingerprint.size)
+        record.fingerprint = read ?? fingerprint
+        return true
+    }
+
     /// Applies ``DownloadOptions/existingFile`` to a file already at a destination given as a file, before anything
     /// is fetched: `keep` completes the download with it (returns true), `rename` moves the destination to a free
     /// name, `replace` and `automatic` leave it to be replaced when the download completes.
@@ -93,6 +132,11 @@ extension DownloadJob {
         record.destinationPath = path
         record.transfer.totalBytes = size
         record.transfer.durableBytes = size
+        // Not read: a change from now on is seen, not whether its bytes were the server's (the digest of a file
+        // Haul completed before, unchanged since, is kept).
+        var now = FileFingerprint.of(path: path)
+        if let old = record.fingerprint, old.compare(withFileAt: path) == .unchanged { now?.sha256 = old.sha256 }
+        record.fingerprint = now
         state.update {
             $0.total = size
             $0.written = size

@@ -62,6 +62,7 @@ extension DownloadJob {
         }
         // Each connection counts itself while it transfers; the monitor follows the plan.
         state.update { $0.activeConnections = 0 }
+        followPartFile()
         monitorLauncher.start()
         let transfer = SegmentedTransfer(
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,

@@ -65,8 +65,12 @@ struct DownloadJob {
     var held: (body: HeldBody, fresh: Bool)?
     /// Whether it offered its slot to the next download to finish its file (it needs one again before it connects).
     var finishingStarted = false
-    /// Hashes the part file behind the writer, for the checksum the file must match (see ``startFollower()``).
-    var follower: Task<String, any Error>?
+    /// The SHA-256 the file must have: that of the file completed before, when this run resumes from what is left
+    /// of it (a completed file cut short by the user). Nil once the file is fetched from byte 0.
+    var expectedSHA256: String?
+    /// Hashes the part file behind the writer: the SHA-256 every completed file keeps, and the checksum the file
+    /// must match (see ``startFollower()``).
+    var follower: Task<[Checksum.Algorithm: String], any Error>?
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
@@ -95,14 +99,18 @@ struct DownloadJob {
 
     var id: DownloadID { record.downloadID }
 
-    /// Starts hashing the part file behind the writer (again, after a failed check cut it back), for the checksum
-    /// the file must match.
+    /// Starts hashing the part file behind the writer (again, after a failed check cut it back). Started once the
+    /// body goes to a part file: a small body held in memory is hashed whole when it finishes.
     mutating func startFollower() {
         follower?.cancel()
-        follower = record.options.checksum.map { checksum in
-            let follower = ChecksumFollower(algorithm: checksum.algorithm, state: state, clock: settings.tickClock)
-            return Task(executorPreference: TaskPlacement.offLoop) { try await follower.digest() }
-        }
+        let follower = ChecksumFollower(
+            checksum: record.options.checksum?.algorithm, state: state, clock: settings.tickClock)
+        self.follower = Task(executorPreference: TaskPlacement.offLoop) { try await follower.digests() }
+    }
+
+    /// Starts the follower unless it runs.
+    mutating func followPartFile() {
+        if follower == nil { startFollower() }
     }
     var settings: EngineSettings { environment.settings }
     /// The engine's logger, tagged with the download (made once: tagging copies the handler's metadata).
@@ -111,7 +119,6 @@ struct DownloadJob {
     // MARK: - Run
 
     mutating func run() async -> Outcome {
-        startFollower()
         let outcome = await runAttempts()
 
         follower?.cancel()
@@ -446,6 +453,7 @@ struct DownloadJob {
         if offset == 0 {
             record.transfer.hasPartData = false
             mirrors.forgetServedBytes()
+            expectedSHA256 = nil
         }
         record.updatedAt = Date()
         try environment.store.saveTransfer(record)
@@ -469,6 +477,7 @@ struct DownloadJob {
         endsTheFile: Bool
     ) async throws -> AttemptResult {
         guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
+        followPartFile()
         let total = record.transfer.totalBytes
         let start = offset + overlap
         let state = state

@@ -6,12 +6,13 @@ struct Aria2Status {
     /// aria2's piece size for HTTP downloads; Haul has no pieces, so progress is reported per megabyte.
     static let pieceLength: Int64 = 1 << 20
 
-    /// aria2's name for a state: active, waiting, paused, complete, error; `removed` is kept by the service.
+    /// aria2's name for a state: active, waiting, paused, complete, error; `removed` is kept by the service. An
+    /// interrupted download (its `haul get` ended first) is paused for aria2: it waits for `unpause`.
     static func name(of state: DownloadState) -> String {
         switch state {
         case .running: "active"
         case .queued: "waiting"
-        case .paused: "paused"
+        case .paused, .interrupted: "paused"
         case .completed: "complete"
         case .failed: "error"
         }

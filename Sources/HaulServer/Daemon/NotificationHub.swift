@@ -55,7 +55,7 @@ public actor NotificationHub {
                     fields["eta"] = .string(String(Int64(eta.components.seconds)))
                 }
                 await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true)
-            case .added, .restarted, .retrying, .mirrorDropped:
+            case .added, .restarted, .retrying, .mirrorDropped, .fileChanged:
                 continue
             }
         }
@@ -65,7 +65,7 @@ public actor NotificationHub {
     static func notification(for status: DownloadStatus) -> String? {
         switch status {
         case .running: "aria2.onDownloadStart"
-        case .paused: "aria2.onDownloadPause"
+        case .paused, .interrupted: "aria2.onDownloadPause"
         case .completed: "aria2.onDownloadComplete"
         case .failed: "aria2.onDownloadError"
         case .removed: "aria2.onDownloadStop"

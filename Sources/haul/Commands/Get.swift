@@ -44,8 +44,11 @@ struct Get: AsyncParsableCommand {
         // Asked first: a password prompt comes before any output.
         let additions = try request.additions(try request.downloadOptions())
         var configuration = transfer.configuration(state: state, retryMaxTime: 90)
-        // Only the URLs named here: other queued downloads wait for `haul run`.
+        // Only the URLs named here: other queued downloads wait for `haul run`. What it adds is its own: left
+        // unfinished, it is interrupted, and nothing runs it until this command runs again or `haul resume`.
         configuration.resumesStoredDownloads = false
+        configuration.ownsItsDownloads = true
+        configuration.ownerLabel = "haul get"
         if spider {
             let manager = try await ForegroundSession.openManager(configuration)
             let failures = await Spider.run(additions, manager: manager, json: transfer.json)

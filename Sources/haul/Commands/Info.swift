@@ -42,7 +42,8 @@ struct Info: AsyncParsableCommand {
         var rows: [(String, String)] = [("URL", snapshot.url.absoluteString)]
         if let final = snapshot.finalURL, final != snapshot.url { rows.append(("Redirected to", final.absoluteString)) }
         rows.append(("File", snapshot.file?.path ?? "(named when the server answers)"))
-        rows.append(("State", snapshot.state.rawValue))
+        rows.append(("State", snapshot.state.rawValue + (List.note(snapshot).map { " (\($0))" } ?? "")))
+        if let owner = snapshot.owner { rows.append(("Owner", owner)) }
         let received =
             snapshot.state == .completed ? (snapshot.totalBytes ?? snapshot.receivedBytes) : snapshot.receivedBytes
         var progress = ByteFormat.size(received)
@@ -54,6 +55,7 @@ struct Info: AsyncParsableCommand {
         rows.append(("Connections", String(snapshot.options.connections)))
         if let limit = snapshot.options.speedLimit { rows.append(("Speed limit", ByteFormat.rate(Double(limit)))) }
         if let checksum = snapshot.options.checksum { rows.append(("Checksum", checksum.description)) }
+        if let sha256 = snapshot.sha256 { rows.append(("SHA-256", sha256)) }
         for header in snapshot.options.headers { rows.append(("Header", header.description)) }
         if let credentials = snapshot.options.credentials { rows.append(("Login", credentials.description)) }
         for mirror in snapshot.options.mirrors { rows.append(("Mirror", mirror.absoluteString)) }

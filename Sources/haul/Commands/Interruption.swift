@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Ctrl-C and SIGTERM: checkpoint and stop cleanly, so the command can print its summary and exit 130. A second
+/// Ctrl-C, SIGTERM and SIGHUP (a closed terminal): checkpoint and stop cleanly, so the command can print its summary and exit 130. A second
 /// signal exits at once (still safe: every byte written is kept, and the next run verifies the tail).
 final class Interruption: Sendable {
     /// Stops what the command runs (the manager's downloads, or a stream).
@@ -26,7 +26,7 @@ final class Interruption: Sendable {
     init(stopping stop: @escaping @Sendable () async -> Void) { self.stop = stop }
 
     func install() {
-        for signalNumber in [SIGINT, SIGTERM] {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: Self.queue)
             source.setEventHandler { [self, stop] in

@@ -43,7 +43,7 @@ struct List: AsyncParsableCommand {
         encoder.dateEncodingStrategy = .iso8601
         if !json, !ids.isEmpty {
             Console.out(
-                "  ID  STATE       DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n")
+                "  ID  STATE        DONE  SIZE                    \(shared ? "WORKER                NAME" : "NAME")\n")
         }
         // Made and written a few thousand rows at a time.
         try await manager.forEachBatch(ofSnapshots: ids) { snapshots in
@@ -74,9 +74,10 @@ struct List: AsyncParsableCommand {
         }
         var name = snapshot.file?.path ?? snapshot.url.absoluteString
         if snapshot.state == .failed, let error = snapshot.lastError { name += "  (\(error.summary))" }
+        if let note = Self.note(snapshot) { name += "  (\(note))" }
         text.append(String(snapshot.id.rawValue), rightAlignedIn: 4)
         text += "  "
-        text.append(snapshot.state.rawValue, leftAlignedIn: 10)
+        text.append(snapshot.state.rawValue, leftAlignedIn: 11)
         text += "  "
         text.append(percent, rightAlignedIn: 4)
         text += "  "
@@ -88,6 +89,21 @@ struct List: AsyncParsableCommand {
         }
         text += name
         text += "\n"
+    }
+}
+
+extension List {
+    /// What a row says besides its state: who left an interrupted download, how a completed file changed.
+    static func note(_ snapshot: DownloadSnapshot) -> String? {
+        switch snapshot.state {
+        case .interrupted:
+            let owner = snapshot.owner ?? "the command that ran it"
+            return "\(owner) ended first: run it again, or 'haul resume \(snapshot.id)'"
+        case .completed:
+            return snapshot.fileChange.map { "the file \($0) since it was downloaded: 'haul resume \(snapshot.id)'" }
+        case .queued, .running, .paused, .failed:
+            return nil
+        }
     }
 }
 
@@ -116,6 +132,12 @@ struct DownloadSummary: Encodable {
     var error: JSONRecord.ErrorInfo?
     /// The worker of a shared queue that runs it now (`haul list --database`).
     var worker: String?
+    /// The foreground command that owns it (`haul get (pid 4711)`).
+    var owner: String?
+    /// The SHA-256 of the completed file as Haul wrote it.
+    var sha256: String?
+    /// How the completed file on disk differs from the one Haul wrote ("is gone").
+    var fileChange: String?
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id.rawValue
@@ -135,5 +157,8 @@ struct DownloadSummary: Encodable {
         startedAt = snapshot.startedAt
         completedAt = snapshot.completedAt
         error = snapshot.lastError.map(JSONRecord.ErrorInfo.init)
+        owner = snapshot.owner
+        sha256 = snapshot.sha256
+        fileChange = snapshot.fileChange
     }
 }

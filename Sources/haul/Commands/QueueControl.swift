@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HaulKit
 
 /// Which downloads a queue command acts on: ids, or `--all`.
@@ -17,6 +18,11 @@ struct Selection: ParsableArguments {
     /// The ids to act on, checked against the database; an unknown id is a usage error.
     func resolve(in manager: DownloadManager, states: Set<DownloadState>? = nil) async throws -> [DownloadID] {
         if all { return await manager.ids(in: states ?? Set(DownloadState.allCases)) }
+        return try await Self.known(ids, in: manager)
+    }
+
+    /// `ids`, checked against the database; an unknown id is a usage error.
+    static func known(_ ids: [DownloadID], in manager: DownloadManager) async throws -> [DownloadID] {
         for id in ids where await manager.state(of: id) == nil {
             Console.error(DownloadError.unknownDownload(id).description)
             await manager.shutdown()
@@ -76,12 +82,12 @@ struct Pause: AsyncParsableCommand {
     }
 }
 
-/// `haul resume`: queue paused or failed downloads again.
+/// `haul resume`: queue paused, failed or interrupted downloads again.
 struct Resume: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Queue paused or failed downloads again; they continue from the bytes already on disk.",
+        abstract: "Queue paused, failed or interrupted downloads again, from the bytes already on disk.",
         discussion: """
-            A running 'haul run' picks them up; otherwise start one.
+            A running 'haul run' picks them up; otherwise start one. An interrupted             download (its 'haul get' ended first) is handed to the queue. A completed             one whose file changed or is gone since is downloaded again.
 
             Examples:
               haul resume 3 && haul run
@@ -93,7 +99,8 @@ struct Resume: AsyncParsableCommand {
 
     func run() async throws {
         let all = selection.all
-        try await selection.apply(state, states: [.paused, .failed]) { manager, ids throws(DownloadError) in
+        try await selection.apply(state, states: [.paused, .failed, .interrupted]) {
+            manager, ids throws(DownloadError) in
             var resumable: [DownloadID] = []
             for id in ids {
                 // --all passes over a damaged record (only 'haul remove' helps it); naming one says why.
@@ -105,27 +112,77 @@ struct Resume: AsyncParsableCommand {
     }
 }
 
-/// `haul remove`: forget downloads, deleting partial data.
+/// `haul remove`: forget downloads, deleting partial data; or prune the history.
 struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forget downloads and delete their partial data; completed files stay unless --delete-file.",
         discussion: """
+            --completed, --failed and --interrupted prune the history by state             (together: any of them); --older-than keeps what changed more recently             (alone: completed and failed ones).
+
             Examples:
               haul remove 3
               haul remove 3 4 --delete-file
+              haul remove --completed --older-than 7d
               haul remove --all
             """)
 
-    @OptionGroup var selection: Selection
+    @Argument(help: "Download ids (see 'haul list').")
+    var ids: [DownloadID] = []
+
+    @Flag(help: "Every download.")
+    var all = false
+
+    @Flag(help: "Every completed download (their files stay).")
+    var completed = false
+
+    @Flag(help: "Every failed download.")
+    var failed = false
+
+    @Flag(help: "Every interrupted download (its 'haul get' ended first).")
+    var interrupted = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Only downloads that last changed longer ago than DURATION (30m, 12h, 7d, 2w).", valueName: "DURATION"))
+    var olderThan: HistoryAge?
 
     @Flag(help: "Also delete the completed file.")
     var deleteFile = false
 
     @OptionGroup var state: StateOptions
 
+    /// The states pruned by flag, or nil when ids or --all choose.
+    var prunedStates: Set<DownloadState>? {
+        var states: Set<DownloadState> = []
+        if completed { states.insert(.completed) }
+        if failed { states.insert(.failed) }
+        if interrupted { states.insert(.interrupted) }
+        if states.isEmpty, olderThan != nil, !all { states = [.completed, .failed] }
+        return states.isEmpty ? nil : states
+    }
+
+    func validate() throws {
+        let choices = (ids.isEmpty ? 0 : 1) + (all ? 1 : 0) + (prunedStates != nil && !all ? 1 : 0)
+        if choices > 1 { throw ValidationError("give ids, --all, or --completed/--failed/--interrupted; not several") }
+        if choices == 0 {
+            throw ValidationError("give download ids, --all, or --completed/--failed/--interrupted/--older-than")
+        }
+        if !ids.isEmpty, olderThan != nil { throw ValidationError("--older-than prunes by state, not by id") }
+    }
+
     func run() async throws {
         let manager = try await state.openEditor()
-        let ids = try await selection.resolve(in: manager)
+        let ids: [DownloadID]
+        if let states = all ? Set(DownloadState.allCases) : prunedStates {
+            var chosen = await manager.ids(in: states)
+            if let olderThan {
+                let cutoff = Date().addingTimeInterval(-olderThan.seconds)
+                chosen = await manager.snapshots(of: chosen).filter { $0.updatedAt < cutoff }.map(\.id)
+            }
+            ids = chosen
+        } else {
+            ids = try await Selection.known(self.ids, in: manager)
+        }
         var failure: DownloadError?
         do {
             try await manager.remove(ids, deletingFiles: deleteFile)

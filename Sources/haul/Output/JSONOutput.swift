@@ -29,6 +29,8 @@ final class JSONOutput: SessionOutput {
             record.type = "paused"
         case .status(.removed):
             record.type = "removed"
+        case .status(.interrupted):
+            record.type = "interrupted"
         case .status(.completed(let file)):
             record.type = "completed"
             record.file = file.path
@@ -52,6 +54,11 @@ final class JSONOutput: SessionOutput {
             record.type = "mirrorDropped"
             record.url = url.absoluteString
             record.reason = reason
+        case .fileChanged(let how, let action):
+            record.type = "fileChanged"
+            record.file = entry.file?.path
+            record.reason = how
+            record.action = action.rawValue
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt
@@ -127,6 +134,8 @@ struct JSONRecord: Encodable {
     var seconds: Double?
     var alreadyComplete: Bool?
     var reason: String?
+    /// `fileChanged`: `checkingItsBytes`, `fetchingAgain` or `resumingFromItsBytes`.
+    var action: String?
     var attempt: Int?
     var delaySeconds: Double?
     var error: ErrorInfo?

@@ -34,6 +34,15 @@ final class PlainOutput: SessionOutput {
             return "haul: #\(entry.id) starting over: \(reason.explanation)"
         case .mirrorDropped(let url, let reason):
             return "haul: #\(entry.id) no longer using the mirror \(url.absoluteString): \(reason)"
+        case .fileChanged(let how, let action):
+            let file = entry.file?.path ?? entry.url
+            let doing =
+                switch action {
+                case .checkingItsBytes: "reading it back (it is downloaded again if its bytes differ)"
+                case .fetchingAgain: "downloading it again (it is replaced once the new copy is complete)"
+                case .resumingFromItsBytes: "resuming from its bytes, then checking the whole file"
+                }
+            return "haul: #\(entry.id) \(file) \(how): \(doing)"
         case .retrying(let error, let attempt, let delay):
             return
                 "haul: #\(entry.id) retrying in \(ByteFormat.duration(delay.seconds)) (attempt \(attempt)): \(error.summary)"

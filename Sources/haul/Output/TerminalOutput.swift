@@ -152,6 +152,7 @@ final class TerminalOutput: SessionOutput {
             case .completed: result = entry.wasAlreadyComplete ? "already complete" : "done"
             case .failed: result = "failed: " + (entry.error?.summary ?? "unknown error")
             case .paused: result = "paused"
+            case .interrupted: result = "interrupted"
             case .queued, .running: result = "not finished"
             }
             let row =

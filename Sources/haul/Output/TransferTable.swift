@@ -119,6 +119,10 @@ struct TransferTable: Sendable {
             entry.state = .paused
             entry.bytesPerSecond = 0
             entry.connections = 0
+        case .status(.interrupted):
+            entry.state = .interrupted
+            entry.bytesPerSecond = 0
+            entry.connections = 0
         case .status(.completed(let file)):
             entry.state = .completed
             entry.file = file
@@ -149,6 +153,9 @@ struct TransferTable: Sendable {
             entry.bytesPerSecond = 0
         case .mirrorDropped:
             break
+        case .fileChanged:
+            entry.state = .queued
+            entry.wasAlreadyComplete = false
         }
         count(all[position], at: position, as: -1)
         all[position] = entry

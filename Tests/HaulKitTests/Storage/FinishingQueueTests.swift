@@ -92,7 +92,7 @@ struct FinishingQueueTests {
         let queue = FinishingQueue(store: store, listings: listings)
         let placed = Task { try await queue.finish(good) }
         let refused = Task { try await queue.finish(bad) }
-        try await placed.value
+        _ = try await placed.value
         let error = try #require(await #expect(throws: DownloadError.self) { try await refused.value })
         #expect(FileSystem.entry(at: good.destination) == .regularFile(size: size))
         let stored = try #require(try store.fetch(bad.record.downloadID))

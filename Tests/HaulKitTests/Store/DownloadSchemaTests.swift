@@ -33,7 +33,7 @@ struct DownloadSchemaTests {
     func owners() {
         #expect(DownloadColumn.lifecycle.allSatisfy { $0.owner == .lifecycle || $0 == .updatedAt })
         #expect(DownloadColumn.job.allSatisfy { $0.owner == .job || $0 == .updatedAt })
-        #expect(DownloadColumn.settings == [.options, .updatedAt])
+        #expect(DownloadColumn.settings == [.url, .options, .updatedAt])
         let written = Set(DownloadColumn.lifecycle + DownloadColumn.job + DownloadColumn.settings)
         let identity = Set(DownloadColumn.allCases.filter { $0.owner == .identity })
         #expect(written.union(identity) == Set(DownloadColumn.allCases))
@@ -44,13 +44,17 @@ struct DownloadSchemaTests {
     func refusesAnotherShape() throws {
         let directory = TemporaryDirectory()
         let (path, database) = try Self.migrated(in: directory)
-        try database.write { db in try db.execute(sql: "ALTER TABLE download DROP COLUMN segments") }
+        // The last column of the definition is missing: the table found ends one column earlier.
+        let columns = DownloadColumn.allCases
+        let (last, before) = (columns[columns.count - 1], columns[columns.count - 2])
+        try database.write { db in try db.execute(sql: "ALTER TABLE download DROP COLUMN \(last.rawValue)") }
         try database.close()
         #expect {
             _ = try SQLiteDownloadStore(path: path)
         } throws: { error in
             guard let error = error as? DownloadError, error.code == .stateDatabase else { return false }
-            return error.summary.contains("finalizing BOOLEAN]") && error.summary.contains("segments TEXT]")
+            return error.summary.contains("\(before.rawValue) \(before.sqlType)]")
+                && error.summary.contains("\(last.rawValue) \(last.sqlType)]")
         }
     }
 }

@@ -41,6 +41,10 @@ struct DownloadStoreTests {
         record.transfer.segments = [
             Segment(id: 0, start: 0, end: 5_000, written: 4_096), Segment(id: 1, start: 5_000, end: 10_000, written: 0),
         ]
+        record.owner = "haul get|host|boot|4711|123"
+        record.fingerprint = FileFingerprint(
+            size: 10_000, modified: 1_700_000_000_123_456_789, identity: "2049:77",
+            sha256: String(repeating: "c", count: 64))
         return record
     }
 
@@ -291,6 +295,8 @@ extension DownloadRecord {
         record.startedAt = startedAt
         record.completedAt = completedAt
         record.lastError = lastError
+        record.owner = owner
+        record.fingerprint = fingerprint
         return record
     }
 }

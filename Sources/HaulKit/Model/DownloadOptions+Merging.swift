@@ -1,0 +1,25 @@
+extension DownloadOptions {
+    /// These options with `newer`'s where they speak: each of `newer`'s values that is not the default replaces
+    /// this one (a new checksum, new headers, more connections, a speed limit, mirrors, a policy for an existing
+    /// file); a default leaves this value as it is. Headers are replaced by name: a new `Authorization` replaces the
+    /// old one, which is never sent again, and the others stay.
+    func merging(_ newer: DownloadOptions) -> DownloadOptions {
+        let defaults = DownloadOptions()
+        var merged = self
+        if let checksum = newer.checksum { merged.checksum = checksum }
+        if !newer.headers.isEmpty {
+            let names = Set(newer.headers.map { $0.name.lowercased() })
+            merged.headers = headers.filter { !names.contains($0.name.lowercased()) } + newer.headers
+        }
+        if newer.priority != defaults.priority { merged.priority = newer.priority }
+        if let limit = newer.speedLimit { merged.speedLimit = limit }
+        if !newer.metadata.isEmpty { merged.metadata.merge(newer.metadata) { _, new in new } }
+        if newer.onResourceChange != defaults.onResourceChange { merged.onResourceChange = newer.onResourceChange }
+        if newer.connections != defaults.connections { merged.connections = newer.connections }
+        if let credentials = newer.credentials { merged.credentials = credentials }
+        if newer.redirects != defaults.redirects { merged.redirects = newer.redirects }
+        if !newer.mirrors.isEmpty { merged.mirrors = newer.mirrors }
+        if newer.existingFile != defaults.existingFile { merged.existingFile = newer.existingFile }
+        return merged
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+/// The user's side of completed downloads: their files compared with what Haul put there before a download is said
+/// to be complete, fetched again when they changed, and read back whole by ``verify(_:)``.
+extension DownloadManager {
+    /// What a completed download's file is now, compared with its fingerprint (size, time, identity; not its bytes).
+    /// A download completed before fingerprints were kept is compared by size alone.
+    func fileComparison(of record: DownloadRecord) -> FileFingerprint.Comparison {
+        guard let path = record.destinationPath else { return .missing }
+        if let fingerprint = record.fingerprint { return fingerprint.compare(withFileAt: path) }
+        switch FileSystem.entry(at: path) {
+        case .none: return .missing
+        case .directory: return .replaced(what: "a directory")
+        case .symbolicLink: return .replaced(what: "a symbolic link")
+        case .other: return .replaced(what: "something other than a file")
+        case .regularFile(let size):
+            guard let total = record.transfer.totalBytes, size != total else { return .unchanged }
+            return size < total ? .shorter(size: size) : .changed(size: size)
+        }
+    }
+
+    /// Before a completed download is said to be complete again (added again, resumed): if its file changed on disk,
+    /// it is fetched again (a shorter file resumed from its bytes; the user's file replaced only when the new one is
+    /// complete), or fails when the file is to be kept (``ExistingFilePolicy/keep``) or cannot be replaced. An
+    /// unchanged file is still run again, to read it, when `newChecksum` was given that its recorded SHA-256 cannot
+    /// settle, or to ask the server whether it has a newer copy (``ExistingFilePolicy/replaceIfNewer``, `-N`).
+    /// Returns whether it was reopened or failed (false: it stays complete).
+    @discardableResult
+    func checkCompletedFile(_ id: DownloadID, newChecksum: Bool = false) -> Bool {
+        guard var record = records[id], record.state == .completed, lifecycle.phase(of: id) == .completed,
+            let path = record.destinationPath
+        else { return false }
+        let comparison = fileComparison(of: record)
+        if comparison == .unchanged {
+            let checksum = newChecksum ? record.options.checksum : nil
+            if let checksum, checksum.algorithm == .sha256, let sha256 = record.fingerprint?.sha256,
+                sha256 != checksum.hex
+            {
+                // The file Haul wrote does not have the checksum given now: fetched again, kept only if it does.
+                return reopen(&record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
+            }
+            let unsettled = checksum != nil && (checksum?.algorithm != .sha256 || record.fingerprint?.sha256 == nil)
+            guard unsettled || record.options.existingFile == .replaceIfNewer else { return false }
+            // The job reads the file (or asks the server) before fetching anything.
+            return reopen(&record, how: nil, resumed: false)
+        }
+        let how = describe(comparison, of: record)
+        let policy = record.options.existingFile
+        var refusal: DownloadError?
+        switch comparison {
+        case .replaced(let what) where what == "a directory" || policy != .replace:
+            refusal = .destinationNotWritable(
+                path: path, reason: "it \(how) since Haul downloaded it: move it away (or use --overwrite)")
+        case .shorter, .changed:
+            if policy == .keep { refusal = .fileChanged(path: path, how: how) }
+        case .unchanged, .missing, .replaced:
+            break
+        }
+        if let refusal {
+            record.lastError = refusal
+            records[id] = record
+            perform(lifecycle.fileRefused(id))
+            return true
+        }
+        // Fetched again into a part file: the user's file stays until the new one is complete.
+        var resumed = false
+        if case .shorter(let size) = comparison, record.fingerprint?.sha256 != nil, let partPath = record.partPath,
+            FileSystem.entry(at: partPath) == .none, (try? FileSystem.rename(path, to: partPath)) != nil
+        {
+            // A prefix, perhaps: resumed from its bytes (the overlap check at the resume point), and the whole file
+            // must then have the SHA-256 it had.
+            record.transfer.durableBytes = size
+            resumed = true
+        }
+        return reopen(&record, how: how, resumed: resumed)
+    }
+
+    /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
+    /// changed, when it did.
+    private func reopen(_ record: inout DownloadRecord, how: String?, resumed: Bool) -> Bool {
+        let id = record.downloadID
+        record.transfer.finalizing = false
+        record.transfer.segments = nil
+        record.transfer.generation += 1
+        record.transfer.hasPartData = resumed
+        if resumed {
+            record.transfer.bootID = BootIdentity.current
+        } else {
+            record.transfer.durableBytes = 0
+        }
+        record.updatedAt = Date()
+        records[id] = record
+        do {
+            try store.saveTransfer(record)
+        } catch {
+            configuration.logger.error("cannot record a changed file", metadata: ["download": "\(id)"])
+        }
+        if let how {
+            let sameSize =
+                FileSystem.entry(at: record.destinationPath ?? "")
+                == .regularFile(
+                    size: record.fingerprint?.size ?? -1)
+            let action: DownloadEvent.FileChangeAction =
+                resumed
+                ? .resumingFromItsBytes
+                : sameSize && record.fingerprint?.sha256 != nil
+                    && record.options.checksum == nil ? .checkingItsBytes : .fetchingAgain
+            configuration.logger.notice(
+                "a completed file changed; fetching it again", metadata: ["download": "\(id)", "how": "\(how)"])
+            hub.yield(id, .fileChanged(how: how, action: action))
+        }
+        perform(lifecycle.reopen(id))
+        return true
+    }
+
+    func describe(_ comparison: FileFingerprint.Comparison, of record: DownloadRecord) -> String {
+        if let fingerprint = record.fingerprint { return fingerprint.describe(comparison) }
+        let size = record.transfer.totalBytes ?? 0
+        return FileFingerprint(size: size, modified: 0, identity: "", sha256: nil).describe(comparison)
+    }
+}
+
+extension DownloadManager {
+    /// Reads the files of completed downloads back whole and compares their SHA-256 with the one recorded when
+    /// they completed (in the order of `ids`; downloads not completed are reported as such). A file whose time or
+    /// identity changed but whose bytes did not takes a new fingerprint, so it is no longer shown as changed.
+    ///
+    /// Throws ``DownloadError/Code/unknownDownload`` before reading anything if an id is unknown.
+    public func verify(_ ids: [DownloadID]) async throws(DownloadError) -> [FileVerification] {
+        for id in ids { _ = try existing(id) }
+        var results: [FileVerification] = []
+        for id in ids {
+            guard let record = records[id] else { continue }
+            var verification = FileVerification(
+                id: id, file: record.destinationPath.map { URL(fileURLWithPath: $0, isDirectory: false) },
+                expected: record.fingerprint?.sha256, result: .notCompleted(record.state))
+            guard record.state == .completed, let path = record.destinationPath else {
+                results.append(verification)
+                continue
+            }
+            guard case .regularFile(let size) = FileSystem.entry(at: path) else {
+                verification.result = .missing(describe(fileComparison(of: record), of: record))
+                results.append(verification)
+                continue
+            }
+            guard let expected = record.fingerprint?.sha256 else {
+                verification.result = .noDigest(
+                    sizeMatches: size == (record.fingerprint?.size ?? record.transfer.totalBytes))
+                results.append(verification)
+                continue
+            }
+            do {
+                let (read, _) = try await FileDigest.read(path)
+                if read.sha256 == expected {
+                    verification.result = .matches
+                    refreshFingerprint(of: id, to: read)
+                } else {
+                    verification.result = .differs(actual: read.sha256 ?? "")
+                }
+            } catch {
+                verification.result = .unreadable(
+                    DownloadError.mapping(error, stallTimeout: configuration.stallTimeout))
+            }
+            results.append(verification)
+        }
+        return results
+    }
+
+    /// Records `fingerprint` (the same bytes, read again) for a completed download whose file's time or identity
+    /// changed.
+    private func refreshFingerprint(of id: DownloadID, to fingerprint: FileFingerprint) {
+        guard var record = records[id], record.state == .completed, record.fingerprint != fingerprint else { return }
+        record.fingerprint = fingerprint
+        records[id] = record
+        try? store.saveLifecycle([record])
+    }
+}
