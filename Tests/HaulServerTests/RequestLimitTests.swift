@@ -74,6 +74,9 @@ struct RequestLimitTests {
             let deep = String(repeating: "[", count: 500_000) + String(repeating: "]", count: 500_000)
             let answer = try await client.post(deep)
             #expect(answer.status == 500 && answer.error?["code"] == -32700)
+            // Deeper than a call needs, though within what the JSON decoder itself takes.
+            let hundred = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+            #expect(try await client.post(hundred).error?["code"] == -32700)
             let inString =
                 #"{"jsonrpc":"2.0","id":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[","method":"system.listMethods"}"#
             #expect(try await client.post(inString).status == 200, "brackets inside a string do not count")
