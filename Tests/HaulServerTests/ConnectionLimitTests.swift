@@ -99,6 +99,33 @@ struct ConnectionLimitTests {
         }
     }
 
+    @Test("WebSocket sessions count against the connection limit too")
+    func webSocketsCount() async throws {
+        let harness = try await DaemonHarness.make { $0.connectionLimits.connections = 8 }
+        try await harness.live { port in
+            // The test framework's own client may hold one of the eight places.
+            var sockets: [RawConnection] = []
+            var refused: RawConnection.Received?
+            for _ in 0..<9 {
+                let socket = try RawConnection(port: port)
+                try await socket.send(
+                    "GET /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+                        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        + "Sec-WebSocket-Version: 13\r\n\r\n")
+                let answer = try await socket.receive(timeout: .seconds(10), untilResponse: true)
+                guard answer.status == 101 else {
+                    var rest = try await socket.receive(timeout: .seconds(10))
+                    rest.text = answer.text + rest.text
+                    refused = rest
+                    break
+                }
+                sockets.append(socket)
+            }
+            #expect((7...8).contains(sockets.count), "\(sockets.count) sessions open")
+            #expect(refused?.status == 503 && refused?.closed == true, "\(refused?.text ?? "none refused")")
+        }
+    }
+
     @Test(
         "the connection limit stays below half the file limit",
         arguments: [(1024, 256, 256), (256, 256, 96), (100, 256, 18), (20, 256, 8), (1_000_000, 256, 256)])
