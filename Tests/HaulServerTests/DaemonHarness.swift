@@ -32,7 +32,9 @@ struct DaemonHarness {
             at: managerConfiguration.downloadDirectory, withIntermediateDirectories: true)
         let manager = try await DownloadManager(configuration: managerConfiguration)
         var configuration = HaulDaemon.Configuration(secret: secret)
-        configuration.port = 0
+        // In-process router tests send `Host: localhost`, as a browser does to port 80; the daemon is never bound to it
+        // (live tests bind a free port, which the daemon then answers to).
+        configuration.port = 80
         configuration.unauthorizedDelay = .milliseconds(200)
         configure(&configuration)
         let daemon = try HaulDaemon(configuration: configuration, manager: manager)
@@ -53,10 +55,35 @@ struct DaemonHarness {
         }
     }
 
+    /// Runs `test` against the daemon listening on a free port of 127.0.0.1: real sockets, so the connection guard,
+    /// the framework's limits and the WebSocket upgrade take part.
+    func live<Value: Sendable>(_ test: @Sendable (_ port: Int) async throws -> Value) async throws -> Value {
+        do {
+            let value = try await daemon.makeApplication().test(.live) { client in
+                try await test(try #require(client.port))
+            }
+            await stop()
+            return value
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
     func stop() async {
         await manager.shutdown()
         await origin.stop()
     }
+}
+
+/// A JSON-RPC call object as clients send it: `token:<token>` first unless `token` is nil.
+func rpcCall(
+    _ method: String, _ params: [JSONValue] = [], token: String? = DaemonHarness.secret, id: JSONValue = "t"
+) -> JSONValue {
+    [
+        "jsonrpc": "2.0", "id": id, "method": .string(method),
+        "params": .array((token.map { [JSONValue.string("token:\($0)")] } ?? []) + params),
+    ]
 }
 
 /// One JSON-RPC answer as the tests read it.
@@ -76,11 +103,7 @@ extension TestClientProtocol {
         _ method: String, _ params: [JSONValue] = [], token: String? = DaemonHarness.secret,
         headers: HTTPFields = [:]
     ) async throws -> RPCAnswer {
-        let call: JSONValue = [
-            "jsonrpc": "2.0", "id": "t", "method": .string(method),
-            "params": .array((token.map { [JSONValue.string("token:\($0)")] } ?? []) + params),
-        ]
-        return try await post(call.jsonText, headers: headers)
+        try await post(rpcCall(method, params, token: token).jsonText, headers: headers)
     }
 
     /// Posts raw text to `/jsonrpc`.

@@ -89,9 +89,9 @@ struct ProtocolTests {
         }
     }
 
-    @Test("GET with base64 params, and JSONP with jsoncallback")
+    @Test("GET with base64 params, and JSONP with jsoncallback when enabled")
     func getAndJSONP() async throws {
-        let harness = try await DaemonHarness.make()
+        let harness = try await DaemonHarness.make { $0.enablesJSONP = true }
         try await harness.test { client in
             let params = Data(#"["token:s3cret"]"#.utf8).base64EncodedString()
             try await client.execute(

@@ -22,10 +22,13 @@ final class SegmentJournal: @unchecked Sendable {
     private let descriptor: Int32
     private let words: UnsafeMutablePointer<Int64>
 
-    /// Opens or creates the journal at `path` (never following a symbolic link).
+    /// Opens or creates the journal at `path` (never following a symbolic link; beneath a confined directory, none on
+    /// the way either).
     init(path: String) throws(DownloadError) {
         self.path = path
-        let fd = PartFile.retryingInterrupts { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) }
+        let fd = PartFile.retryingInterrupts {
+            FileSystem.openFile(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
         guard fd >= 0 else { throw .fileSystem(errno: errno, path: path, operation: "open") }
         guard ftruncate(fd, off_t(Self.byteSize)) == 0 else {
             let code = errno

@@ -28,8 +28,12 @@ enum FileSystem {
         }
     }
 
-    /// Creates `path` and its missing parents.
+    /// Creates `path` and its missing parents. Beneath a confined directory, through no symbolic link.
     static func createDirectory(_ path: String) throws(DownloadError) {
+        if let confined = ConfinedPath.of(path) {
+            guard confined.createDirectories() == 0 else { throw failure(errno, confined, operation: "mkdir") }
+            return
+        }
         if entry(at: path) == .directory { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -70,22 +74,86 @@ enum FileSystem {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
-    /// Renames a file over `destination` (replacing a file there). The destination is looked at only when the
-    /// rename fails, to say that a directory is in the way.
+    /// Renames a file over `destination` (replacing a file there); beneath a confined directory, through no symbolic
+    /// link. The destination is looked at only when the rename fails, to say that a directory is in the way.
     static func rename(_ source: String, to destination: String) throws(DownloadError) {
-        guard systemRename(source, destination) != 0 else { return }
-        let code = errno
+        let code: Int32
+        if ConfinedPath.of(source) == nil, ConfinedPath.of(destination) == nil {
+            guard systemRename(source, destination) != 0 else { return }
+            code = errno
+        } else {
+            let from = try directory(of: source)
+            defer { from.close() }
+            let to = try directory(of: destination)
+            defer { to.close() }
+            guard renameat(from.descriptor, from.name, to.descriptor, to.name) != 0 else { return }
+            code = errno
+        }
         if entry(at: destination) == .directory {
             throw .destinationNotWritable(path: destination, reason: "a directory is in the way")
         }
         throw .fileSystem(errno: code, path: destination, operation: "rename")
     }
 
-    /// Deletes a file or symbolic link if present; never a directory.
+    /// Deletes a file or symbolic link if present; never a directory. Beneath a confined directory, through no
+    /// symbolic link (a missing directory on the way means there is nothing to delete).
     static func removeFile(_ path: String) throws(DownloadError) {
+        if let confined = ConfinedPath.of(path) {
+            let parent = confined.openParentDirectory()
+            guard parent >= 0 else {
+                if errno == ENOENT { return }
+                throw failure(errno, confined, operation: "delete")
+            }
+            defer { _ = systemClose(parent) }
+            guard unlinkat(parent, confined.name, 0) == 0 || errno == ENOENT else {
+                throw .fileSystem(errno: errno, path: path, operation: "delete")
+            }
+            return
+        }
         guard unlink(path) == 0 || errno == ENOENT else {
             throw .fileSystem(errno: errno, path: path, operation: "delete")
         }
+    }
+
+    /// Opens `path` with `flags` and `mode` (as `open(2)`: a descriptor, or -1 with `errno`); beneath a confined
+    /// directory, through no symbolic link (`O_NOFOLLOW` and `O_CLOEXEC` added there).
+    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        if let confined = ConfinedPath.of(path) { return confined.openFile(flags, mode) }
+        return open(path, flags, mode)
+    }
+
+    /// Why opening `path` failed with `code` when a symbolic link (or, beneath a confined directory, `..` or a
+    /// non-directory) is the cause; nil for other causes.
+    static func linkRefusal(_ path: String, _ code: Int32) -> DownloadError? {
+        if let confined = ConfinedPath.of(path) { return confined.refusal(code) }
+        guard code == ELOOP else { return nil }
+        return .destinationNotWritable(path: path, reason: "it is a symbolic link, which Haul never follows")
+    }
+
+    /// A directory open for the `*at` system calls, and a name in it.
+    struct ParentDirectory {
+        /// The directory's descriptor, or `AT_FDCWD` for a path beneath no confined directory (then ``name`` is the
+        /// whole path).
+        let descriptor: Int32
+        let name: String
+
+        func close() {
+            if descriptor >= 0 { _ = systemClose(descriptor) }
+        }
+    }
+
+    /// The directory `path` is in, opened through no symbolic link beneath a confined directory; elsewhere the
+    /// current directory with the whole path.
+    static func directory(of path: String) throws(DownloadError) -> ParentDirectory {
+        guard let confined = ConfinedPath.of(path) else { return ParentDirectory(descriptor: AT_FDCWD, name: path) }
+        let descriptor = confined.openParentDirectory()
+        guard descriptor >= 0 else { throw failure(errno, confined, operation: "open the directory of") }
+        return ParentDirectory(descriptor: descriptor, name: confined.name)
+    }
+
+    /// The error for `code` from an operation on a confined path.
+    private static func failure(_ code: Int32, _ confined: ConfinedPath, operation: String) -> DownloadError {
+        confined.refusal(code) ?? .fileSystem(errno: code, path: confined.path, operation: operation)
     }
 
     /// Makes a rename or creation inside `directory` durable.

@@ -39,12 +39,10 @@ final class PartFile: Sendable {
         self.path = path
         var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
         if case .createNew = mode { flags |= O_EXCL }
-        let fd = PartFile.retryingInterrupts { open(path, flags, 0o644) }
+        let fd = PartFile.retryingInterrupts { FileSystem.openFile(path, flags, 0o644) }
         guard fd >= 0 else {
             let code = errno
-            if code == ELOOP {
-                throw .destinationNotWritable(path: path, reason: "it is a symbolic link, which Haul never follows")
-            }
+            if let refusal = FileSystem.linkRefusal(path, code) { throw refusal }
             if code == EEXIST { throw .destinationInUse(path: path, by: "a file created at the same moment") }
             throw .fileSystem(errno: code, path: path, operation: "open")
         }
@@ -80,7 +78,16 @@ final class PartFile: Sendable {
     static func unnamed(in directory: String) -> PartFile? {
         #if os(Linux)
         guard canNameUnnamedFiles else { return nil }
-        let fd = retryingInterrupts { open(directory, O_RDWR | O_CLOEXEC | unnamedFileFlag, 0o644) }
+        let fd: Int32
+        if let confined = ConfinedPath.of(directory) {
+            // Made in the directory's descriptor, opened through no link (see ``ConfinedDirectories``).
+            let parent = confined.openDirectory()
+            guard parent >= 0 else { return nil }
+            fd = retryingInterrupts { openat(parent, ".", O_RDWR | O_CLOEXEC | unnamedFileFlag, 0o644) }
+            _ = systemClose(parent)
+        } else {
+            fd = retryingInterrupts { open(directory, O_RDWR | O_CLOEXEC | unnamedFileFlag, 0o644) }
+        }
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -98,20 +105,23 @@ final class PartFile: Sendable {
     ///
     /// Links the descriptor itself (`AT_EMPTY_PATH`: Linux 6.10 and later allow it to the process that opened the
     /// file), else its `/proc/self/fd` link, whose path walk cost 1.7% of a small download's CPU.
+    /// Beneath a confined directory, the name is made in its directory's descriptor, opened through no link.
     func link(as path: String) throws(DownloadError) {
         #if os(Linux)
+        let directory = try FileSystem.directory(of: path)
+        defer { directory.close() }
         if Self.linksDescriptors.load(ordering: .relaxed) {
-            if linkat(descriptor, "", AT_FDCWD, path, Self.emptyPath) == 0 { return }
+            if linkat(descriptor, "", directory.descriptor, directory.name, Self.emptyPath) == 0 { return }
             let code = errno
             // Refused for want of a privilege (ENOENT before 6.10): named through /proc from now on, if that works.
             guard code == ENOENT || code == EPERM || code == EINVAL else {
                 throw .fileSystem(errno: code, path: path, operation: "link")
             }
-            try linkThroughProc(as: path)
+            try linkThroughProc(as: path, in: directory)
             Self.linksDescriptors.store(false, ordering: .relaxed)
             return
         }
-        try linkThroughProc(as: path)
+        try linkThroughProc(as: path, in: directory)
         #else
         throw .internalError("unnamed files exist only on Linux")
         #endif
@@ -120,7 +130,14 @@ final class PartFile: Sendable {
     #if os(Linux)
     /// ``link(as:)`` through the file's `/proc/self/fd` link, as where linking a descriptor needs a privilege.
     func linkThroughProc(as path: String) throws(DownloadError) {
-        let status = linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW)
+        let directory = try FileSystem.directory(of: path)
+        defer { directory.close() }
+        try linkThroughProc(as: path, in: directory)
+    }
+
+    private func linkThroughProc(as path: String, in directory: FileSystem.ParentDirectory) throws(DownloadError) {
+        let status = linkat(
+            AT_FDCWD, "/proc/self/fd/\(descriptor)", directory.descriptor, directory.name, AT_SYMLINK_FOLLOW)
         guard status == 0 else { throw .fileSystem(errno: errno, path: path, operation: "link") }
     }
 

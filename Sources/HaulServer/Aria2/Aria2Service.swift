@@ -224,7 +224,8 @@ public actor Aria2Service {
 
     /// `haul.remove(gid, deleteFile)`: removes a download in any state, in one call. A running, waiting or paused one
     /// is removed as by `remove` (its partial data deleted); a finished or failed one is forgotten, its file deleted
-    /// too when `deleteFile` is true; a removed result is purged.
+    /// too when `deleteFile` is true, which is refused for a file whose real path is outside the download directory
+    /// (one a command added elsewhere); a removed result is purged.
     private func removeAnything(_ params: Parameters) async throws(RPCError) -> JSONValue {
         let (gid, snapshot, status) = try await described(params.gid(0))
         let deleteFile: Bool
@@ -232,6 +233,11 @@ public actor Aria2Service {
         case .bool(let flag): deleteFile = flag
         case .string(let text): deleteFile = try Aria2Options.boolean(text, option: "deleteFile")
         default: throw .failed("haul.remove's second parameter (deleteFile) must be true or false")
+        }
+        if deleteFile, status == "complete" || status == "error", let file = snapshot.file, !jail.holds(file) {
+            throw .failed(
+                "\(file.path) is outside the download directory \(jail.root.path): over RPC Haul deletes only files "
+                    + "inside it (remove the download with deleteFile false)")
         }
         guard try await forgetResult(gid, snapshot, status, deletingFile: deleteFile) else {
             return try await remove(params)

@@ -1,6 +1,7 @@
 import Foundation
 import HaulKit
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -8,39 +9,28 @@ import ServiceLifecycle
 import Synchronization
 
 /// `haul serve`: a ``DownloadManager`` behind aria2's JSON-RPC, over HTTP (`POST` and `GET /jsonrpc`) and a
-/// WebSocket at `/jsonrpc` that also carries aria2's notifications.
+/// WebSocket at `/jsonrpc` that also carries aria2's notifications. What it defends against, and how, is in
+/// `docs/security.md`.
 public struct HaulDaemon: Sendable {
-    /// How the daemon listens and whom it lets in.
-    public struct Configuration: Sendable {
-        public var host = "127.0.0.1"
-        /// 0 picks a free port (tests).
-        public var port = 6800
-        /// Every RPC call must carry `token:<secret>`.
-        public var secret: String
-        /// Web pages on these origins may call the daemon (CORS) and open its WebSocket.
-        public var allowedOrigins: [String] = []
-        /// How long a request that failed authentication waits before its answer (aria2 waits too).
-        public var unauthorizedDelay: Duration = .seconds(1)
-        /// The largest request body accepted.
-        public var maxRequestBytes = 16 << 20
-
-        public init(secret: String) { self.secret = secret }
-
-        /// Whether `host` is reachable only from this machine.
-        public static func isLoopback(_ host: String) -> Bool {
-            ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) || host.hasPrefix("127.")
-        }
-    }
-
     public let configuration: Configuration
     public let manager: DownloadManager
     let service: Aria2Service
     let hub: NotificationHub
     let policy: OriginPolicy
+    /// Whom requests may come from and be addressed to (every route, and the WebSocket upgrade).
+    let gate: RequestGate
+    /// The port requests reach the daemon on, once it listens.
+    let port: ListeningPort
+    /// Failed authentications across every connection.
+    let failures: FailureLimiter
+    /// Connections open now, against ``ConnectionLimits/connections``.
+    let connections: ConnectionCounter
     let logger: Logger
     private let shutdownTrigger = ShutdownTrigger()
 
-    /// Refuses a configuration that would expose the daemon: a non-loopback host needs a secret the user chose.
+    /// Refuses a configuration that would expose the daemon (a non-loopback host needs a secret the user chose) or
+    /// that names an allowed host it cannot read. Confines the manager's download directory
+    /// (``ConfinedDirectories``): no symbolic link below it is followed from now on.
     public init(
         configuration: Configuration, manager: DownloadManager, secretWasGiven: Bool = true,
         logger: Logger = Logger(label: "haul.serve")
@@ -50,6 +40,14 @@ public struct HaulDaemon: Sendable {
                 "listening on \(configuration.host) reaches other machines: give --secret or --secret-file too")
         }
         guard !configuration.secret.isEmpty else { throw .invalidRequest("the RPC secret must not be empty") }
+        var allowedHosts: [HostAuthority] = []
+        for name in configuration.allowedHosts {
+            guard let host = HostAuthority(parsing: name) else {
+                throw .invalidRequest("--allow-host takes a host name or address with an optional port, got '\(name)'")
+            }
+            allowedHosts.append(host)
+        }
+        ConfinedDirectories.confine(manager.configuration.downloadDirectory)
         self.configuration = configuration
         self.manager = manager
         self.logger = logger
@@ -59,6 +57,15 @@ public struct HaulDaemon: Sendable {
             requestShutdown: { trigger.fire() })
         hub = NotificationHub(logger: logger)
         policy = OriginPolicy(allowed: configuration.allowedOrigins)
+        port = ListeningPort(configured: configuration.port)
+        gate = RequestGate(
+            hosts: HostPolicy(listening: configuration.host, port: port, allowed: allowedHosts), origins: policy)
+        failures = FailureLimiter(
+            capacity: configuration.failedAuthenticationBurst, interval: configuration.failedAuthenticationInterval,
+            logger: logger)
+        connections = ConnectionCounter(
+            limit: configuration.connectionLimits.effectiveConnections(
+                fileLimit: ConnectionLimits.processFileLimit))
     }
 
     /// Runs until SIGTERM or SIGINT (or an RPC `shutdown`), then checkpoints every download and returns.
@@ -79,6 +86,7 @@ public struct HaulDaemon: Sendable {
         -> some ApplicationProtocol
     {
         let router = Router()
+        router.add(middleware: GateMiddleware(gate: gate))
         let handler = RequestHandler(daemon: self)
         router.post("/jsonrpc") { request, _ in try await handler.post(request) }
         router.get("/jsonrpc") { request, _ in try await handler.get(request) }
@@ -88,29 +96,59 @@ public struct HaulDaemon: Sendable {
             Dashboard.response(DashboardScript.javascript, type: "text/javascript; charset=utf-8")
         }
         router.get("/dashboard.css") { _, _ in Dashboard.response(DashboardPage.css, type: "text/css; charset=utf-8") }
-        let daemon = self
+        let port = port
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, _, _ in
-                guard request.path?.split(separator: "?").first == "/jsonrpc",
-                    daemon.policy.permits(origin: request.headerFields[.origin], host: request.authority)
-                else { return .dontUpgrade }
-                return .upgrade([:]) { inbound, outbound, _ in
-                    try await WebSocketSession(daemon: daemon).run(inbound: inbound, outbound: outbound)
-                }
-            },
+            server: serverBuilder(),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Haul/\(HaulVersion.current)"),
             services: [NotificationRelay(hub: hub, manager: manager)],
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? 0
+                port.listening(on: bound)
+                await onListening(bound)
+            },
             logger: logger)
+    }
+
+    /// HTTP/1 with the WebSocket upgrade at `/jsonrpc`, behind a ``ConnectionGuard``: frames and messages as large as
+    /// a request body may be, the parser's limits and the idle timeout from ``ConnectionLimits``.
+    private func serverBuilder() -> HTTPServerBuilder {
+        let daemon = self
+        let limits = configuration.connectionLimits
+        let http1 = HTTP1Channel.Configuration(
+            idleTimeout: ConnectionGuard.timeAmount(limits.idleTimeout),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: limits.requestLineBytes, maxHeaderListSize: limits.headBytes,
+                maxHeaderFieldCount: 100))
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: http1, ws: .init(maxFrameSize: configuration.maxRequestBytes))
+        let upgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { head, _, _ in
+                guard head.path?.split(separator: "?").first == "/jsonrpc",
+                    daemon.gate.refusal(head, isRPC: true) == nil
+                else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await WebSocketSession(daemon: daemon).run(inbound: inbound, outbound: outbound)
+                }
+            }
+        let connections = connections
+        return HTTPServerBuilder { responder in
+            GuardedChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: channel, shouldUpgrade: upgrade),
+                limits: limits, counter: connections)
+        }
     }
 
     /// The dispatcher every transport answers with; `subscribe` handles `haul.subscribe` for a WebSocket session.
     func dispatcher(subscribe: (@Sendable () async -> Void)? = nil) -> RPCDispatcher {
         let service = service
-        return RPCDispatcher(secret: configuration.secret) { method, params throws(RPCError) in
+        return RPCDispatcher(secret: configuration.secret, limits: configuration.rpcLimits, failures: failures) {
+            method, params throws(RPCError) in
             if method == "haul.subscribe", let subscribe {
                 await subscribe()
                 return "OK"

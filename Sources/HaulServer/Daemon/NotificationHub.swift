@@ -3,12 +3,14 @@ import HaulKit
 import HummingbirdWebSocket
 import Logging
 
-/// The WebSocket sessions of the daemon and what they are told: aria2's notifications for every session, and
-/// Haul's progress feed (`haul.onDownloadProgress`, at most 4 a second per download) for sessions that asked for it
-/// with `haul.subscribe`.
+/// The WebSocket sessions of the daemon and what they are told: aria2's notifications for every session that made an
+/// authenticated call (one that never did learns nothing, not even the GIDs: aria2 tells every session), and Haul's
+/// progress feed (`haul.onDownloadProgress`, at most 4 a second per download) for sessions that asked for it with
+/// `haul.subscribe`.
 public actor NotificationHub {
     private struct Session {
         let outbound: WebSocketOutboundWriter
+        var authenticated = false
         var subscribed = false
     }
 
@@ -29,6 +31,12 @@ public actor NotificationHub {
     func close(_ id: UUID) { sessions[id] = nil }
 
     func subscribe(_ id: UUID) { sessions[id]?.subscribed = true }
+
+    /// Marks a session as having made an authenticated call: from now on it is told aria2's notifications.
+    func authenticate(_ id: UUID) { sessions[id]?.authenticated = true }
+
+    /// Whether the session made an authenticated call.
+    func isAuthenticated(_ id: UUID) -> Bool { sessions[id]?.authenticated ?? false }
 
     /// Sessions open now (for tests and the start-up line).
     public var count: Int { sessions.count }
@@ -76,7 +84,7 @@ public actor NotificationHub {
     private func broadcast(_ method: String, _ event: JSONValue, subscribedOnly: Bool) async {
         let text: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": [event]]
         let message = text.jsonText
-        for (id, session) in sessions where !subscribedOnly || session.subscribed {
+        for (id, session) in sessions where session.authenticated && (!subscribedOnly || session.subscribed) {
             do {
                 try await session.outbound.write(.text(message))
             } catch {

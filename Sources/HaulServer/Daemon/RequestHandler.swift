@@ -1,34 +1,47 @@
 import Foundation
+import HTTPTypes
 import HaulKit
 import Hummingbird
 import NIOCore
 
 /// Answers JSON-RPC over HTTP as aria2 does: `POST /jsonrpc` with a request or a batch; `GET /jsonrpc?method=…&id=…
-/// &params=<base64 JSON>` with an optional `jsoncallback` (JSONP); CORS for the origins allowed.
+/// &params=<base64 JSON>`, with an optional `jsoncallback` (JSONP) when the daemon allows it; CORS for the origins
+/// allowed. ``GateMiddleware`` has already let the request through (host, origin, fetch metadata).
 struct RequestHandler: Sendable {
     let daemon: HaulDaemon
 
+    /// The longest JSONP callback name.
+    static let maxCallbackLength = 128
+
     func post(_ request: Request) async throws -> Response {
-        if let refusal = refusal(request) { return refusal }
+        let limit = daemon.configuration.maxRequestBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            return await tooLarge(request)
+        }
         var request = request
         let body: ByteBuffer
         do {
-            body = try await request.collectBody(upTo: daemon.configuration.maxRequestBytes)
+            body = try await request.collectBody(upTo: limit)
         } catch {
-            return Response(status: .contentTooLarge)
+            return await tooLarge(request)
         }
         let reply = await daemon.dispatcher().reply(to: Data(buffer: body))
         return await respond(reply, callback: nil, request: request)
     }
 
     func get(_ request: Request) async throws -> Response {
-        if let refusal = refusal(request) { return refusal }
         let query = request.uri.queryParameters
         let callback: String? = query.get("jsoncallback").map { String($0) }
-        if let callback, !Self.isCallbackName(callback) {
-            return Response(status: .badRequest)
-        }
         let id: JSONValue = query.get("id").map { .string(String($0).removingPercentEncoding ?? String($0)) } ?? .null
+        if let callback {
+            guard daemon.configuration.enablesJSONP else {
+                let reply = RPCDispatcher.Reply(
+                    body: RPCDispatcher.response(id: id, error: .jsonpDisabled),
+                    httpStatus: RPCError.jsonpDisabled.httpStatus, unauthorized: false)
+                return await respond(reply, callback: nil, request: request)
+            }
+            guard Self.isCallbackName(callback) else { return Response(status: .badRequest) }
+        }
         var params: JSONValue?
         if let encoded = query.get("params") {
             let text = (String(encoded).removingPercentEncoding ?? String(encoded))
@@ -66,12 +79,12 @@ struct RequestHandler: Sendable {
         return Response(status: .noContent, headers: headers)
     }
 
-    /// A page from a foreign origin that was not allowed is refused before anything runs.
-    private func refusal(_ request: Request) -> Response? {
-        guard daemon.policy.permits(origin: request.headers[.origin], host: request.head.authority) else {
-            return Response(status: .forbidden)
-        }
-        return nil
+    /// A body over the limit: refused with an error before (or instead of) reading the rest.
+    private func tooLarge(_ request: Request) async -> Response {
+        let error = RPCError.requestTooLarge(limit: daemon.configuration.maxRequestBytes)
+        let reply = RPCDispatcher.Reply(
+            body: RPCDispatcher.response(id: .null, error: error), httpStatus: error.httpStatus, unauthorized: false)
+        return await respond(reply, callback: nil, request: request)
     }
 
     private func respond(_ reply: RPCDispatcher.Reply, callback: String?, request: Request) async -> Response {
@@ -87,6 +100,9 @@ struct RequestHandler: Sendable {
         } else {
             headers[.contentType] = "application/json-rpc"
         }
+        // An answer is never run as a script of another type, nor kept by a cache.
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.cacheControl] = "no-store"
         if let origin = request.headers[.origin], daemon.policy.isListed(origin) {
             for field in corsHeaders(origin) { headers.append(field) }
         }
@@ -104,7 +120,7 @@ struct RequestHandler: Sendable {
 
     /// A JSONP callback name: letters, digits, `_`, `.` and `$` only, so the answer cannot carry script of the caller's.
     static func isCallbackName(_ name: String) -> Bool {
-        !name.isEmpty
+        !name.isEmpty && name.utf8.count <= maxCallbackLength
             && name.unicodeScalars.allSatisfy { scalar in
                 scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_.$".unicodeScalars.contains(scalar))
             }
@@ -117,4 +133,8 @@ struct RequestHandler: Sendable {
         while normalized.count % 4 != 0 { normalized += "=" }
         return Data(base64Encoded: normalized)
     }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }

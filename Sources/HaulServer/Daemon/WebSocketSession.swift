@@ -2,8 +2,9 @@ import Foundation
 import HaulKit
 import HummingbirdWebSocket
 
-/// One WebSocket client: its requests answered in order on the same socket, aria2's notifications pushed to it, and
-/// Haul's progress feed once it calls `haul.subscribe`.
+/// One WebSocket client: its requests answered in order on the same socket, aria2's notifications pushed to it once
+/// it made an authenticated call, and Haul's progress feed once it calls `haul.subscribe`. A session that makes no
+/// authenticated call within ``HaulDaemon/Configuration/webSocketAuthenticationTimeout`` is closed.
 struct WebSocketSession: Sendable {
     let daemon: HaulDaemon
 
@@ -11,6 +12,14 @@ struct WebSocketSession: Sendable {
         let hub = daemon.hub
         let session = await hub.open(outbound)
         defer { Task { await hub.close(session) } }
+        let timeout = daemon.configuration.webSocketAuthenticationTimeout
+        let watchdog = Task {
+            try await Task.sleep(for: timeout)
+            if await !hub.isAuthenticated(session) {
+                try await outbound.close(.policyViolation, reason: "no authenticated call")
+            }
+        }
+        defer { watchdog.cancel() }
         let dispatcher = daemon.dispatcher(subscribe: { await hub.subscribe(session) })
         for try await message in inbound.messages(maxSize: daemon.configuration.maxRequestBytes) {
             let data: Data
@@ -19,6 +28,7 @@ struct WebSocketSession: Sendable {
             case .binary(let buffer): data = Data(buffer: buffer)
             }
             let reply = await dispatcher.reply(to: data)
+            if reply.authenticated { await hub.authenticate(session) }
             if reply.unauthorized { try? await Task.sleep(for: daemon.configuration.unauthorizedDelay) }
             try await outbound.write(.text(reply.body.jsonText))
         }

@@ -34,10 +34,43 @@ public enum JSONValue: Sendable, Hashable {
         objectValue?[key]
     }
 
-    /// Parses JSON text; nil if it is not JSON.
-    public init?(parsing data: Data) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
+    /// Parses JSON text; nil if it is not JSON, or if arrays and objects nest deeper than `maxDepth` (no call needs
+    /// more than a few levels; a megabyte of `[` would otherwise recurse a million times).
+    public init?(parsing data: Data, maxDepth: Int = 64) {
+        guard Self.depth(of: data, limit: maxDepth) != nil,
+            let value = try? JSONDecoder().decode(JSONValue.self, from: data)
+        else { return nil }
         self = value
+    }
+
+    /// How deep arrays and objects nest in JSON text (brackets inside strings not counted); nil beyond `limit`.
+    static func depth(of data: Data, limit: Int) -> Int? {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for byte in data {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+                if depth > limit { return nil }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
     }
 
     /// Compact JSON text (non-finite doubles become null).

@@ -8,6 +8,49 @@ enum JSONWriter {
         return output
     }
 
+    /// The length in UTF-8 bytes of `value`'s text, counted without writing it; nil as soon as it exceeds `limit`
+    /// (so an answer too large to send is found without building it).
+    static func byteCount(_ value: JSONValue, upTo limit: Int) -> Int? {
+        var count = 0
+        return add(value, to: &count, limit: limit) ? count : nil
+    }
+
+    /// Adds the length of `value`'s text to `count`; false once it exceeds `limit`.
+    private static func add(_ value: JSONValue, to count: inout Int, limit: Int) -> Bool {
+        switch value {
+        case .null: count += 4
+        case .bool(let flag): count += flag ? 4 : 5
+        case .integer(let number): count += String(number).utf8.count
+        case .double(let number): count += number.isFinite ? "\(number)".utf8.count : 4
+        case .string(let text): count += quotedLength(text)
+        case .array(let items):
+            count += 2 + max(0, items.count - 1)
+            for item in items where count <= limit {
+                guard add(item, to: &count, limit: limit) else { return false }
+            }
+        case .object(let fields):
+            count += 2 + max(0, fields.count - 1)
+            for (key, item) in fields where count <= limit {
+                count += quotedLength(key) + 1
+                guard add(item, to: &count, limit: limit) else { return false }
+            }
+        }
+        return count <= limit
+    }
+
+    /// The length of `text` written as a JSON string, quotes included (as ``writeString(_:into:)`` escapes it).
+    private static func quotedLength(_ text: String) -> Int {
+        var length = 2
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09: length += 2
+            case ..<0x20: length += 6
+            default: length += 1
+            }
+        }
+        return length
+    }
+
     private static func write(_ value: JSONValue, into output: inout String) {
         switch value {
         case .null: output += "null"

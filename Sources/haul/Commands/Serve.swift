@@ -13,8 +13,11 @@ struct Serve: AsyncParsableCommand {
 
             Every call needs the secret ('token:SECRET' as the first parameter, as aria2 clients send it). Without \
             --secret or --secret-file, one is made on first start and kept in the state directory (rpc-secret, \
-            readable only by you). Only this machine can connect unless --host says otherwise, and then a secret \
-            must be given. Web pages may call only from origins named with --allow-origin.
+            readable only by you); the start-up lines say where it is, and show it only with --print-secret. Only \
+            this machine can connect unless --host says otherwise, and then a secret must be given. Requests must \
+            be addressed to 127.0.0.1, [::1] or localhost (or a name given with --allow-host); web pages may call \
+            only from the daemon's own origin or one named with --allow-origin. JSONP is off unless --enable-jsonp. \
+            See docs/security.md.
 
             Examples:
               haul serve -d ~/Downloads
@@ -46,6 +49,19 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("A web origin allowed to call the daemon, e.g. http://localhost:8080.", valueName: "ORIGIN"))
     var allowedOrigins: [String] = []
 
+    @Option(
+        name: .customLong("allow-host"),
+        help: ArgumentHelp(
+            "A host name requests may be addressed to besides 127.0.0.1, [::1] and localhost (any port, or only the "
+                + "one given as NAME:PORT), e.g. the name of a reverse proxy.", valueName: "NAME"))
+    var allowedHosts: [String] = []
+
+    @Flag(name: .customLong("enable-jsonp"), help: "Answer JSONP (GET /jsonrpc with jsoncallback); off by default.")
+    var enableJSONP = false
+
+    @Flag(name: .customLong("print-secret"), help: "Show the secret in the dashboard link printed at start-up.")
+    var printSecret = false
+
     @OptionGroup var network: ProxyOptions
     @OptionGroup var trust: TLSOptions
     @OptionGroup var login: LoginOptions
@@ -62,6 +78,9 @@ struct Serve: AsyncParsableCommand {
         if !HaulDaemon.Configuration.isLoopback(host), secret == nil, secretFile == nil {
             throw ValidationError(
                 "--host \(host) lets other machines connect: give --secret or --secret-file as well")
+        }
+        for name in allowedHosts where HostAuthority(parsing: name) == nil {
+            throw ValidationError("--allow-host takes a host name or address with an optional port, got '\(name)'")
         }
     }
 
@@ -82,6 +101,8 @@ struct Serve: AsyncParsableCommand {
         }
         var configuration = state.configuration()
         configuration.downloadDirectory = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath)
+        // Before the manager resumes anything: no link below the download directory is followed (docs/security.md).
+        ConfinedDirectories.confine(configuration.downloadDirectory)
         configuration.maxConcurrentDownloads = jobs
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
         try network.apply(to: &configuration)
@@ -103,15 +124,27 @@ struct Serve: AsyncParsableCommand {
         daemonConfiguration.host = host
         daemonConfiguration.port = port
         daemonConfiguration.allowedOrigins = allowedOrigins
+        daemonConfiguration.allowedHosts = allowedHosts
+        daemonConfiguration.enablesJSONP = enableJSONP
         let daemon = try HaulDaemon(
             configuration: daemonConfiguration, manager: manager, secretWasGiven: secret != nil || secretFile != nil,
             logger: log.logger(label: "haul.serve", usual: .info))
         let host = host.contains(":") ? "[\(host)]" : host
+        // The secret goes into the link only when asked: standard output often ends in a service's log.
+        let secretHint =
+            if printSecret {
+                "#secret=\(chosenSecret)"
+            } else if secret != nil {
+                " (enter the secret given with --secret; --print-secret puts it in this link)"
+            } else {
+                " (enter the secret from \(secretFile ?? stateDirectory.appendingPathComponent(SecretFile.name).path); "
+                    + "--print-secret puts it in this link)"
+            }
         do {
             try await daemon.run { port in
                 Console.out(
                     "haul serve: aria2 JSON-RPC on http://\(host):\(port)/jsonrpc (and ws://\(host):\(port)/jsonrpc)\n")
-                Console.out("dashboard: http://\(host):\(port)/#secret=\(chosenSecret)\n")
+                Console.out("dashboard: http://\(host):\(port)/\(secretHint)\n")
             }
         } catch {
             Console.error("haul serve stopped: \(error)")
