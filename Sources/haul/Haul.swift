@@ -7,12 +7,17 @@ struct Haul: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haul",
         abstract: "A resumable, crash-safe HTTP(S) download manager.",
+        usage: """
+            haul <subcommand>
+            haul <url> ... [<options>]    (the same as 'haul get <url> ...')
+            """,
         discussion: """
             Downloads survive Ctrl-C, dropped connections and killed processes: run the same command again and \
             it continues where it stopped, checking that the remote file did not change.
 
             Examples:
               haul get https://example.com/big.iso     # download now; again to resume
+              haul https://example.com/big.iso         # the same: 'get' is implied
               haul add -i urls.txt && haul run -j 8    # queue, then work through it
               haul list                                # every download and its state
 
@@ -33,7 +38,8 @@ struct Haul: AsyncParsableCommand {
 
     /// Runs the command line with the config file's defaults for its subcommand (see ``ConfigFile``).
     static func main() async {
-        let given = Array(CommandLine.arguments.dropFirst())
+        // Habits first (`haul URL` is `haul get URL`), so the config file's options for `get` apply to it too.
+        let given = CommandLineHabits.arguments(Array(CommandLine.arguments.dropFirst()))
         do {
             await main(try ConfigFile.arguments(given))
         } catch {

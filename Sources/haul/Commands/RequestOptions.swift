@@ -7,7 +7,9 @@ struct RequestOptions: ParsableArguments {
     @Argument(help: "http:// or https:// URLs to download.")
     var urls: [String] = []
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (one URL only).", valueName: "FILE"))
+    @Option(
+        name: [.customShort("o"), .customShort("O"), .customLong("output")],
+        help: ArgumentHelp("Write to FILE (one URL only; -O is wget's spelling).", valueName: "FILE"))
     var output: String?
 
     @Option(
@@ -190,6 +192,14 @@ struct RequestOptions: ParsableArguments {
                 url.host?.isEmpty == false
             else {
                 let place = entry.line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
+                if entry.line == nil, !text.contains("://"), FileManager.default.fileExists(atPath: text) {
+                    throw ValidationError("'\(text)' is a file, not a URL: to read the URLs in it, give -i \(text)")
+                }
+                if let suggestion = CommandLineHabits.withScheme(text) {
+                    // Never guessed silently: http or https, the user knows which.
+                    throw ValidationError(
+                        "'\(text)'\(place) is not a URL (no http:// or https://): did you mean \(suggestion)?")
+                }
                 throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
             }
             return url
