@@ -16,15 +16,21 @@ struct Serve: AsyncParsableCommand {
             readable only by you). Only this machine can connect unless --host says otherwise, and then a secret \
             must be given. Web pages may call only from origins named with --allow-origin.
 
+            If it cannot listen (the port is in use, or below 1024 without the privilege), it says so in one line \
+            and exits 69.
+
             Examples:
               haul serve -d ~/Downloads
-              aria2p --port 6800 --secret "$(cat ~/.local/share/haul/rpc-secret)" add https://example.com/a.iso
+              aria2p -p 6800 -s "$(cat ~/.local/share/haul/rpc-secret)" \\
+                  add https://example.com/a.iso
             """)
 
-    @Option(help: "Address to listen on (default: loopback only).")
+    @Option(
+        help: ArgumentHelp(
+            "Address to listen on; another than loopback needs --secret or --secret-file.", valueName: "ADDRESS"))
     var host = "127.0.0.1"
 
-    @Option(help: "Port to listen on (aria2's is 6800).")
+    @Option(help: ArgumentHelp("Port to listen on (aria2's; 0: any free one).", valueName: "PORT"))
     var port = 6800
 
     @Option(help: ArgumentHelp("The RPC secret clients send as token:SECRET.", valueName: "SECRET"))
@@ -113,6 +119,10 @@ struct Serve: AsyncParsableCommand {
                     "haul serve: aria2 JSON-RPC on http://\(host):\(port)/jsonrpc (and ws://\(host):\(port)/jsonrpc)\n")
                 Console.out("dashboard: http://\(host):\(port)/#secret=\(chosenSecret)\n")
             }
+        } catch let error as HaulDaemon.ListenError {
+            Console.error(Self.message(for: error))
+            await manager.shutdown()
+            throw ExitStatus.unavailable
         } catch {
             Console.error("haul serve stopped: \(error)")
             await manager.shutdown()
@@ -120,5 +130,22 @@ struct Serve: AsyncParsableCommand {
             throw ExitStatus.fileSystem
         }
         login.save(configuration)
+    }
+
+    /// The one line for an address the daemon cannot listen on: what happened and what to do.
+    static func message(for error: HaulDaemon.ListenError) -> String {
+        let reason: String
+        switch error.errno {
+        case EADDRINUSE:
+            reason = "the address is in use (another haul serve or aria2c?): stop it or use --port"
+        case EACCES:
+            reason =
+                "permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE): use --port 1024 or above"
+        case EADDRNOTAVAIL:
+            reason = "this machine has no such address: check --host"
+        default:
+            reason = String(cString: strerror(error.errno))
+        }
+        return "cannot listen on \(error.address): \(reason)"
     }
 }
