@@ -26,9 +26,12 @@ struct Haul: AsyncParsableCommand {
 
             Progress and messages go to standard error; data (lists, --json, -o -) to standard output.
 
-            State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed otherwise, \
-            3 checksum mismatch, 4 disk or file-system error, 5 TLS, 6 network (DNS, refused, timed out), \
-            8 HTTP error (404, 5xx), 64 usage error, 130 interrupted.
+            State lives in $HAUL_STATE_DIR (or --state-dir).
+
+            Exit statuses: 0 done, 1 a download failed otherwise, 3 checksum mismatch, 4 disk or file-system \
+            error, 5 TLS, 6 network (DNS, refused, timed out), 8 HTTP error (404, 5xx), 64 usage error, \
+            69 'haul serve' cannot listen (port in use, not allowed), 130 interrupted. With --json, each error \
+            has its stable code, its name and the exit status it alone would give (docs/errors.md lists them all).
             """,
         version: HaulVersion.current,
         subcommands: [
