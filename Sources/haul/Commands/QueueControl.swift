@@ -109,6 +109,7 @@ struct Resume: AsyncParsableCommand {
 struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forget downloads and delete their partial data; completed files stay unless --delete-file.",
+        usage: "haul remove <ids> ... | --all [--delete-file] [<options>]",
         discussion: """
             Examples:
               haul remove 3

@@ -28,7 +28,7 @@ struct RequestOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("x"), .customLong("connections")],
-        help: "Connections per download (1-32), used when the server supports ranges.")
+        help: ArgumentHelp("Connections per download (1-32), used when the server supports ranges.", valueName: "N"))
     var connections: Int = 4
 
     @Option(
@@ -41,26 +41,6 @@ struct RequestOptions: ParsableArguments {
             "Another URL of the same file (repeatable; one download only): with -x 2 or more its segments are spread "
                 + "over the mirrors that serve the same bytes.", valueName: "URL"))
     var mirrors: [String] = []
-
-    @Option(
-        name: [.customShort("H"), .customLong("header")],
-        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER"))
-    var headers: [String] = []
-
-    @Option(
-        name: [.customShort("U"), .customLong("user-agent")],
-        help: ArgumentHelp("Send this User-Agent instead of Haul's.", valueName: "TEXT"))
-    var userAgent: String?
-
-    @Option(help: ArgumentHelp("Send this Referer (the page the link was on).", valueName: "URL"))
-    var referer: String?
-
-    @Option(
-        name: [.customLong("user")],
-        help: ArgumentHelp(
-            "Log in as NAME when the server asks (Basic or Digest); without :PASSWORD it is asked for on the terminal.",
-            valueName: "NAME[:PASSWORD]"))
-    var user: String?
 
     @Flag(
         name: .customLong("no-clobber"),
@@ -82,16 +62,8 @@ struct RequestOptions: ParsableArguments {
     )
     var timestamping = false
 
-    @Flag(
-        name: .customLong("location-trusted"),
-        help:
-            "Also send credentials, cookies of the command line and -H headers to the other hosts a redirect leads to.")
-    var locationTrusted = false
-
-    @Flag(
-        name: .customLong("allow-insecure-redirect"),
-        help: "Follow a redirect from https to plain http (refused by default).")
-    var allowInsecureRedirect = false
+    @OptionGroup(title: "Request options") var http: RequestHeaderOptions
+    @OptionGroup(title: "Authentication options") var account: UserOption
 
     /// A download to add: where from, where to, and what its list line set.
     struct Planned {
@@ -234,10 +206,10 @@ struct RequestOptions: ParsableArguments {
     func downloadOptions(prompting: Bool = true) throws -> DownloadOptions {
         var options = DownloadOptions(connections: connections)
         options.redirects = RedirectPolicy(
-            trustsOtherOrigins: locationTrusted, allowsInsecureRedirects: allowInsecureRedirect)
+            trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic
         do {
-            if let user {
+            if let user = account.user {
                 let (name, password) = try Credentials.parsing(user)
                 if let password {
                     options.credentials = Credentials(user: name, password: password)
@@ -246,9 +218,9 @@ struct RequestOptions: ParsableArguments {
                 }
             }
             options.checksum = try checksum.map { try Checksum(parsing: $0) }
-            options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
+            options.headers = try http.headers.map { try HTTPHeaderField(parsing: $0) }
             // Said once here, they replace a -H of the same name.
-            for (name, value) in [("User-Agent", userAgent), ("Referer", referer)] {
+            for (name, value) in [("User-Agent", http.userAgent), ("Referer", http.referer)] {
                 guard let value else { continue }
                 options.headers.removeAll { $0.name.lowercased() == name.lowercased() }
                 options.headers.append(try HTTPHeaderField(parsing: "\(name): \(value)"))

@@ -44,7 +44,9 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("Download directory; RPC 'dir' and 'out' stay inside it.", valueName: "DIR"))
     var directory: String?
 
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads at once (1-1000).")
+    @Option(
+        name: [.customShort("j"), .customLong("jobs")],
+        help: ArgumentHelp("Downloads at once (1-1000).", valueName: "N"))
     var jobs = 5
 
     @Option(
@@ -52,11 +54,12 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("A web origin allowed to call the daemon, e.g. http://localhost:8080.", valueName: "ORIGIN"))
     var allowedOrigins: [String] = []
 
-    @OptionGroup var network: ProxyOptions
-    @OptionGroup var trust: TLSOptions
-    @OptionGroup var login: LoginOptions
-    @OptionGroup var hosts: HostOptions
-    @OptionGroup var log: LogOptions
+    @OptionGroup(title: "Network options") var network: ProxyOptions
+    @OptionGroup(title: "TLS options") var trust: TLSOptions
+    @OptionGroup(title: "Authentication options") var login: LoginOptions
+    @OptionGroup(title: "Host options") var hosts: HostOptions
+    @OptionGroup(title: "Fleet options") var worker: WorkerOptions
+    @OptionGroup(title: "Output options") var log: LogOptions
 
     @OptionGroup var state: StateOptions
 
@@ -86,7 +89,7 @@ struct Serve: AsyncParsableCommand {
             Console.error("cannot read the secret: \(error)")
             throw ExitStatus.usage
         }
-        var configuration = state.configuration()
+        var configuration = state.configuration(worker: worker)
         configuration.downloadDirectory = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath)
         configuration.maxConcurrentDownloads = jobs
         configuration.retry.maxTimeWithoutProgress = .seconds(600)
