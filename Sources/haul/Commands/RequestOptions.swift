@@ -65,6 +65,12 @@ struct RequestOptions: ParsableArguments {
     @OptionGroup(title: "Request options") var http: RequestHeaderOptions
     @OptionGroup(title: "Authentication options") var account: UserOption
 
+    /// `-H`, `-U`, `--referer` and `--user`: read here as before they were grouped.
+    var headers: [String] { http.headers }
+    var userAgent: String? { http.userAgent }
+    var referer: String? { http.referer }
+    var user: String? { account.user }
+
     /// A download to add: where from, where to, and what its list line set.
     struct Planned {
         var url: URL

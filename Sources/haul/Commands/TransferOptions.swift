@@ -24,6 +24,11 @@ struct TransferOptions: ParsableArguments {
     var json: Bool { output.json }
     /// `-v`/`--debug`.
     var log: LogOptions { output.log }
+    /// `--limit-rate`, `--retries`, `--retry-max-time`, `--timeout`: read here as before they were grouped.
+    var limitRate: String? { pace.limitRate }
+    var retries: Int { pace.retries }
+    var retryMaxTime: Double? { pace.retryMaxTime }
+    var timeout: Double { pace.timeout }
 
     /// The largest number of seconds any time option takes: a week.
     static let longestSeconds: Double = 7 * 24 * 3600
