@@ -7,12 +7,17 @@ struct Haul: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haul",
         abstract: "A resumable, crash-safe HTTP(S) download manager.",
+        usage: """
+            haul <subcommand>
+            haul <url> ... [<options>]    (the same as 'haul get <url> ...')
+            """,
         discussion: """
             Downloads survive Ctrl-C, dropped connections and killed processes: run the same command again and \
             it continues where it stopped, checking that the remote file did not change.
 
             Examples:
               haul get https://example.com/big.iso     # download now; again to resume
+              haul https://example.com/big.iso         # the same: 'get' is implied
               haul add -i urls.txt && haul run -j 8    # queue, then work through it
               haul list                                # every download and its state
 
@@ -21,9 +26,12 @@ struct Haul: AsyncParsableCommand {
 
             Progress and messages go to standard error; data (lists, --json, -o -) to standard output.
 
-            State lives in $HAUL_STATE_DIR (or --state-dir); exit codes: 0 done, 1 a download failed otherwise, \
-            3 checksum mismatch, 4 disk or file-system error, 5 TLS, 6 network (DNS, refused, timed out), \
-            8 HTTP error (404, 5xx), 64 usage error, 130 interrupted.
+            State lives in $HAUL_STATE_DIR (or --state-dir).
+
+            Exit statuses: 0 done, 1 a download failed otherwise, 3 checksum mismatch, 4 disk or file-system \
+            error, 5 TLS, 6 network (DNS, refused, timed out), 8 HTTP error (404, 5xx), 64 usage error, \
+            69 'haul serve' cannot listen (port in use, not allowed), 130 interrupted. With --json, each error \
+            has its stable code, its name and the exit status it alone would give (docs/errors.md lists them all).
             """,
         version: HaulVersion.current,
         subcommands: [
@@ -34,7 +42,8 @@ struct Haul: AsyncParsableCommand {
 
     /// Runs the command line with the config file's defaults for its subcommand (see ``ConfigFile``).
     static func main() async {
-        let given = Array(CommandLine.arguments.dropFirst())
+        // Habits first (`haul URL` is `haul get URL`), so the config file's options for `get` apply to it too.
+        let given = CommandLineHabits.arguments(Array(CommandLine.arguments.dropFirst()))
         do {
             await main(try ConfigFile.arguments(given))
         } catch {

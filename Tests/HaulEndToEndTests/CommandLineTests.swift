@@ -170,6 +170,9 @@ extension EndToEnd {
             let error = try #require(failed["error"] as? [String: Any])
             #expect(error["httpStatus"] as? Int == 404)
             #expect(error["code"] as? Int != nil && error["suggestion"] as? String == "check the URL")
+            // The code (6, httpClientError) is not the exit status: the object says which status it gives.
+            #expect(error["code"] as? Int == 6 && error["name"] as? String == "httpClientError")
+            #expect(error["exitStatus"] as? Int == Int(result.status), "\(error)")
 
             let summary = try #require(objects.last)
             #expect(summary["type"] as? String == "summary")

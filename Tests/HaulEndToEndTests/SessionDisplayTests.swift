@@ -163,4 +163,22 @@ struct SessionDisplayTests {
         #expect(entries.allSatisfy { $0.state == .completed })
         await manager.shutdown()
     }
+
+    @Test("a download already running when followed is announced as started once, its start event or not")
+    func followsRunningDownload() async throws {
+        for followsNewDownloads in [false, true] {
+            let directory = TemporaryDirectory()
+            let (display, output, manager) = try await Self.recordingDisplay(
+                in: directory, followsNewDownloads: followsNewDownloads)
+            // haul run: the manager started it before the display listened; haul get: the event was held.
+            if !followsNewDownloads { display.receive(Self.event(1, .status(.running))) }
+            display.follow([TransferTableTests.snapshot(1, state: .running)])
+            display.goLive()
+            display.receive(Self.event(1, .status(.completed(file: directory.file("1.bin")))))
+            let kinds = output.changes.map(\.kind).filter { $0 != "added" }
+            #expect(kinds == ["running", "completed"], "follows new downloads: \(followsNewDownloads)")
+            #expect(display.entries.first?.seconds != nil, "its time is measured, so is its average speed")
+            await manager.shutdown()
+        }
+    }
 }

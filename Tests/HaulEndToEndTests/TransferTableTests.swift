@@ -49,4 +49,33 @@ struct TransferTableTests {
         }
         #expect(Set(table.all.map(\.id)).count == table.all.count, "each download once, in the order first seen")
     }
+
+    @Test("a download's bytes this session are what its runs fetched, not what earlier runs left on disk")
+    func fetchedThisSession() {
+        var table = TransferTable()
+        // What the manager says of a job that has just started: running, and 0 bytes (the part file's 6 MB are
+        // not counted yet). Its start event comes after (held until the display is live).
+        table.insert(Self.snapshot(1, state: .running))
+        let id = DownloadID(rawValue: 1)
+        func progress(_ received: Int64, fetched: Int64) {
+            _ = table.apply(
+                DownloadEvent(
+                    id: id,
+                    change: .progress(
+                        DownloadProgress(
+                            receivedBytes: received, expectedBytes: 10_000_000, bytesPerSecond: 1_000_000,
+                            smoothedBytesPerSecond: 900_000, transferredBytes: fetched))))
+        }
+        _ = table.apply(DownloadEvent(id: id, change: .status(.running)))
+        progress(7_065_536, fetched: 1_065_536)
+        #expect(table[id]?.transferred == 1_065_536, "what this run fetched, the 64 KiB checked again included")
+        #expect(table[id]?.estimatedSecondsLeft == 2_934_464.0 / 900_000, "the time left comes from the smoothed speed")
+        // Paused by another command, then resumed: a second run, counted from 0 by the engine.
+        _ = table.apply(DownloadEvent(id: id, change: .status(.paused)))
+        _ = table.apply(DownloadEvent(id: id, change: .status(.running)))
+        progress(10_000_000, fetched: 3_000_000)
+        _ = table.apply(DownloadEvent(id: id, change: .status(.completed(file: URL(fileURLWithPath: "/d/1.bin")))))
+        #expect(table[id]?.transferred == 4_065_536, "both runs of this session, the bytes on disk before neither")
+        #expect(table[id]?.startedAt != nil && table[id]?.averageBytesPerSecond != nil)
+    }
 }

@@ -33,6 +33,7 @@ struct JobMonitor: Sendable {
             let contiguous = state.current.board?.plan.contiguousBytes
             state.update {
                 $0.bytesPerSecond = gauge.bytesPerSecond
+                $0.smoothedBytesPerSecond = gauge.smoothedBytesPerSecond
                 if let contiguous { $0.written = contiguous }
             }
             let progress = state.progress

@@ -17,6 +17,8 @@ final class TransferState: Sendable {
         /// Bytes received from the network in this run, including re-verified ones (for the speed gauge).
         var transferred: Int64 = 0
         var bytesPerSecond: Double = 0
+        /// `bytesPerSecond` smoothed for the time left (``SpeedGauge/smoothedBytesPerSecond``).
+        var smoothedBytesPerSecond: Double = 0
         var activeConnections = 0
         /// The URL of the last request sent (before any redirect): while bytes arrive, its host is credited as
         /// serving (``HostGate``).
@@ -64,6 +66,7 @@ final class TransferState: Sendable {
         values.withLock {
             DownloadProgress(
                 receivedBytes: $0.received, expectedBytes: $0.total, bytesPerSecond: $0.bytesPerSecond,
+                smoothedBytesPerSecond: $0.smoothedBytesPerSecond, transferredBytes: $0.transferred,
                 activeConnections: $0.activeConnections)
         }
     }

@@ -70,13 +70,45 @@ public struct HaulDaemon: Sendable {
 
     /// Runs until SIGTERM or SIGINT (or an RPC `shutdown`), then checkpoints every download and returns.
     /// `onListening` is called with the port once the server accepts connections.
+    ///
+    /// Throws ``ListenError`` when it cannot listen on its address (in use, not allowed, not this machine's), other
+    /// errors as they come.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let application = makeApplication(onListening: onListening)
+        let listening = ListeningFlag()
+        let application = makeApplication { port in
+            listening.value.store(true, ordering: .releasing)
+            await onListening(port)
+        }
         let group = ServiceGroup(
             configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         shutdownTrigger.set { Task { await group.triggerGracefulShutdown() } }
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where !listening.value.load(ordering: .acquiring) {
+            // Nothing listened: the socket could not be bound.
+            throw ListenError(host: configuration.host, port: configuration.port, errno: error.errnoCode)
+        }
         await manager.shutdown()
+    }
+
+    /// The daemon could not listen on its address: nothing was served.
+    public struct ListenError: Error, Sendable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        /// What the system said: `EADDRINUSE` (another program listens there), `EACCES` (a port below 1024 without
+        /// the privilege), `EADDRNOTAVAIL` (an address of another machine)…
+        public var errno: Int32
+
+        public init(host: String, port: Int, errno: Int32) {
+            self.host = host
+            self.port = port
+            self.errno = errno
+        }
+
+        /// `host:port`, an IPv6 address in brackets.
+        public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        public var description: String { "cannot listen on \(address): \(String(cString: strerror(errno)))" }
     }
 
     /// The application, for `run()` and for in-process tests.
@@ -169,6 +201,11 @@ struct NotificationRelay: Service {
             await hub.relay(events)
         }
     }
+}
+
+/// Whether the daemon's server listens yet (set from its start-up callback).
+private final class ListeningFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// Fires the daemon's graceful shutdown from an RPC call, once the group that runs it exists.

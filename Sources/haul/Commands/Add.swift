@@ -13,7 +13,7 @@ struct Add: AsyncParsableCommand {
             Examples:
               haul add https://example.com/a.iso https://example.com/b.iso
               haul add -d ~/Downloads -i urls.txt
-              haul add -x 8 --limit-rate 1M --checksum sha256=9f86d0… https://example.com/c.iso
+              haul add -x 8 --limit-rate 1M --priority 5 https://example.com/c.iso
             """)
 
     @OptionGroup var request: RequestOptions
@@ -24,7 +24,7 @@ struct Add: AsyncParsableCommand {
             "Speed limit for each of these downloads, e.g. 500K, 2M (bytes per second).", valueName: "RATE"))
     var limitRate: String?
 
-    @Option(help: "Higher runs first (default 0; -1000000 to 1000000).")
+    @Option(help: ArgumentHelp("Higher runs first (-1000000 to 1000000).", valueName: "N"))
     var priority: Int = 0
 
     @OptionGroup var state: StateOptions

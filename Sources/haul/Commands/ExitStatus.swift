@@ -19,6 +19,9 @@ enum ExitStatus {
     static let network = ExitCode(6)
     /// The server answered with an HTTP error: 404 and other 4xx, 5xx after the retries (as wget's 8).
     static let httpError = ExitCode(8)
+    /// `haul serve` cannot listen on its address: the port is in use, not allowed, or the address is not this
+    /// machine's (sysexits' `EX_UNAVAILABLE`: a service is unavailable).
+    static let unavailable = ExitCode(69)
     /// Interrupted by Ctrl-C or SIGTERM; run the same command again to resume.
     static let interrupted = ExitCode(130)
     /// Bad arguments (ArgumentParser's `EX_USAGE`).

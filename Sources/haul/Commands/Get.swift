@@ -12,15 +12,22 @@ struct Get: AsyncParsableCommand {
 
             Examples:
               haul get https://example.com/big.iso
-              haul get -o debian.iso --checksum sha256=9f86d0… https://example.com/debian.iso
+              haul https://example.com/big.iso             # the same: 'get' is implied
+              haul get -o debian.iso --checksum sha256=9f86d0… https://example.com/d.iso
               haul get -d downloads -j 8 -i urls.txt
-              haul get -x 8 --limit-rate 2M -H 'Authorization: Bearer TOKEN' https://example.com/private.tar
-              haul get --json https://example.com/a.zip | jq -c 'select(.type == "completed")'
+              haul get -x 8 --limit-rate 2M -H 'Authorization: Bearer TOKEN' \\
+                  https://example.com/private.tar
+              haul get --json https://example.com/a.zip | jq 'select(.type == "completed")'
               haul get -o - https://example.com/src.tar.gz | tar xz
             """)
 
     @Flag(help: "Check that each URL answers (size, resumable, name) and download nothing, as wget's --spider.")
     var spider = false
+
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")],
+        help: "Continue a partial download: accepted as wget's -c, changes nothing (Haul always continues).")
+    var continues = false
 
     @OptionGroup var request: RequestOptions
     @OptionGroup var transfer: TransferOptions

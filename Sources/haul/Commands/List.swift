@@ -6,6 +6,7 @@ import HaulKit
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List downloads: id, state, progress, size and name.",
+        usage: "haul list [--state <STATE> ...] [--json] [<options>]",
         discussion: """
             Examples:
               haul list
@@ -16,7 +17,7 @@ struct List: AsyncParsableCommand {
     @Option(
         name: .customLong("state"),
         help: ArgumentHelp(
-            "Only downloads in STATE: queued, running, paused, completed or failed (repeatable).",
+            "Only downloads in STATE (repeatable).",
             valueName: "STATE"))
     var states: [DownloadState] = []
 

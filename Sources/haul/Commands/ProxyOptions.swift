@@ -23,7 +23,7 @@ struct ProxyOptions: ParsableArguments {
     @Option(
         name: .customLong("connect-timeout"),
         help: ArgumentHelp(
-            "Seconds to resolve the host and open a connection (and finish TLS) before the attempt fails (default 30).",
+            "Seconds to resolve the host and open a connection (and finish TLS) before the attempt fails.",
             valueName: "SECONDS"))
     var connectTimeout: Double = 30
 

@@ -116,6 +116,7 @@ struct Resume: AsyncParsableCommand {
 struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forget downloads and delete their partial data; completed files stay unless --delete-file.",
+        usage: "haul remove <ids> ... | --all [--delete-file] [<options>]",
         discussion: """
             --completed, --failed and --interrupted prune the history by state             (together: any of them); --older-than keeps what changed more recently             (alone: completed and failed ones).
 

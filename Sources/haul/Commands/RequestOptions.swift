@@ -7,7 +7,9 @@ struct RequestOptions: ParsableArguments {
     @Argument(help: "http:// or https:// URLs to download.")
     var urls: [String] = []
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (one URL only).", valueName: "FILE"))
+    @Option(
+        name: [.customShort("o"), .customShort("O"), .customLong("output")],
+        help: ArgumentHelp("Write to FILE (one URL only; -O is wget's spelling).", valueName: "FILE"))
     var output: String?
 
     @Option(
@@ -26,7 +28,7 @@ struct RequestOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("x"), .customLong("connections")],
-        help: "Connections per download (1-32), used when the server supports ranges.")
+        help: ArgumentHelp("Connections per download (1-32), used when the server supports ranges.", valueName: "N"))
     var connections: Int = 4
 
     @Option(
@@ -39,26 +41,6 @@ struct RequestOptions: ParsableArguments {
             "Another URL of the same file (repeatable; one download only): with -x 2 or more its segments are spread "
                 + "over the mirrors that serve the same bytes.", valueName: "URL"))
     var mirrors: [String] = []
-
-    @Option(
-        name: [.customShort("H"), .customLong("header")],
-        help: ArgumentHelp("Extra request header 'Name: value' (repeatable).", valueName: "HEADER"))
-    var headers: [String] = []
-
-    @Option(
-        name: [.customShort("U"), .customLong("user-agent")],
-        help: ArgumentHelp("Send this User-Agent instead of Haul's.", valueName: "TEXT"))
-    var userAgent: String?
-
-    @Option(help: ArgumentHelp("Send this Referer (the page the link was on).", valueName: "URL"))
-    var referer: String?
-
-    @Option(
-        name: [.customLong("user")],
-        help: ArgumentHelp(
-            "Log in as NAME when the server asks (Basic or Digest); without :PASSWORD it is asked for on the terminal.",
-            valueName: "NAME[:PASSWORD]"))
-    var user: String?
 
     @Flag(
         name: .customLong("no-clobber"),
@@ -80,16 +62,14 @@ struct RequestOptions: ParsableArguments {
     )
     var timestamping = false
 
-    @Flag(
-        name: .customLong("location-trusted"),
-        help:
-            "Also send credentials, cookies of the command line and -H headers to the other hosts a redirect leads to.")
-    var locationTrusted = false
+    @OptionGroup(title: "Request options") var http: RequestHeaderOptions
+    @OptionGroup(title: "Authentication options") var account: UserOption
 
-    @Flag(
-        name: .customLong("allow-insecure-redirect"),
-        help: "Follow a redirect from https to plain http (refused by default).")
-    var allowInsecureRedirect = false
+    /// `-H`, `-U`, `--referer` and `--user`: read here as before they were grouped.
+    var headers: [String] { http.headers }
+    var userAgent: String? { http.userAgent }
+    var referer: String? { http.referer }
+    var user: String? { account.user }
 
     /// A download to add: where from, where to, and what its list line set.
     struct Planned {
@@ -190,6 +170,14 @@ struct RequestOptions: ParsableArguments {
                 url.host?.isEmpty == false
             else {
                 let place = entry.line.map { " (\(inputFile ?? "input") line \($0))" } ?? ""
+                if entry.line == nil, !text.contains("://"), FileManager.default.fileExists(atPath: text) {
+                    throw ValidationError("'\(text)' is a file, not a URL: to read the URLs in it, give -i \(text)")
+                }
+                if let suggestion = CommandLineHabits.withScheme(text) {
+                    // Never guessed silently: http or https, the user knows which.
+                    throw ValidationError(
+                        "'\(text)'\(place) is not a URL (no http:// or https://): did you mean \(suggestion)?")
+                }
                 throw ValidationError("'\(text)'\(place) is not an http:// or https:// URL")
             }
             return url
@@ -224,10 +212,10 @@ struct RequestOptions: ParsableArguments {
     func downloadOptions(prompting: Bool = true) throws -> DownloadOptions {
         var options = DownloadOptions(connections: connections)
         options.redirects = RedirectPolicy(
-            trustsOtherOrigins: locationTrusted, allowsInsecureRedirects: allowInsecureRedirect)
+            trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic
         do {
-            if let user {
+            if let user = account.user {
                 let (name, password) = try Credentials.parsing(user)
                 if let password {
                     options.credentials = Credentials(user: name, password: password)
@@ -236,9 +224,9 @@ struct RequestOptions: ParsableArguments {
                 }
             }
             options.checksum = try checksum.map { try Checksum(parsing: $0) }
-            options.headers = try headers.map { try HTTPHeaderField(parsing: $0) }
+            options.headers = try http.headers.map { try HTTPHeaderField(parsing: $0) }
             // Said once here, they replace a -H of the same name.
-            for (name, value) in [("User-Agent", userAgent), ("Referer", referer)] {
+            for (name, value) in [("User-Agent", http.userAgent), ("Referer", http.referer)] {
                 guard let value else { continue }
                 options.headers.removeAll { $0.name.lowercased() == name.lowercased() }
                 options.headers.append(try HTTPHeaderField(parsing: "\(name): \(value)"))

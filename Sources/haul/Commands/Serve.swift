@@ -19,15 +19,21 @@ struct Serve: AsyncParsableCommand {
             only from the daemon's own origin or one named with --allow-origin. JSONP is off unless --enable-jsonp. \
             See docs/security.md.
 
+            If it cannot listen (the port is in use, or below 1024 without the privilege), it says so in one line \
+            and exits 69.
+
             Examples:
               haul serve -d ~/Downloads
-              aria2p --port 6800 --secret "$(cat ~/.local/share/haul/rpc-secret)" add https://example.com/a.iso
+              aria2p -p 6800 -s "$(cat ~/.local/share/haul/rpc-secret)" \\
+                  add https://example.com/a.iso
             """)
 
-    @Option(help: "Address to listen on (default: loopback only).")
+    @Option(
+        help: ArgumentHelp(
+            "Address to listen on; another than loopback needs --secret or --secret-file.", valueName: "ADDRESS"))
     var host = "127.0.0.1"
 
-    @Option(help: "Port to listen on (aria2's is 6800).")
+    @Option(help: ArgumentHelp("Port to listen on (aria2's; 0: any free one).", valueName: "PORT"))
     var port = 6800
 
     @Option(help: ArgumentHelp("The RPC secret clients send as token:SECRET.", valueName: "SECRET"))
@@ -41,7 +47,9 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("Download directory; RPC 'dir' and 'out' stay inside it.", valueName: "DIR"))
     var directory: String?
 
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads at once (1-1000).")
+    @Option(
+        name: [.customShort("j"), .customLong("jobs")],
+        help: ArgumentHelp("Downloads at once (1-1000).", valueName: "N"))
     var jobs = 5
 
     @Option(
@@ -62,11 +70,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("print-secret"), help: "Show the secret in the dashboard link printed at start-up.")
     var printSecret = false
 
-    @OptionGroup var network: ProxyOptions
-    @OptionGroup var trust: TLSOptions
-    @OptionGroup var login: LoginOptions
-    @OptionGroup var hosts: HostOptions
-    @OptionGroup var log: LogOptions
+    @OptionGroup(title: "Network options") var network: ProxyOptions
+    @OptionGroup(title: "TLS options") var trust: TLSOptions
+    @OptionGroup(title: "Authentication options") var login: LoginOptions
+    @OptionGroup(title: "Host options") var hosts: HostOptions
+    @OptionGroup(title: "Fleet options") var worker: WorkerOptions
+    @OptionGroup(title: "Output options") var log: LogOptions
 
     @OptionGroup var state: StateOptions
 
@@ -99,7 +108,7 @@ struct Serve: AsyncParsableCommand {
             Console.error("cannot read the secret: \(error)")
             throw ExitStatus.usage
         }
-        var configuration = state.configuration()
+        var configuration = state.configuration(worker: worker)
         configuration.downloadDirectory = URL(fileURLWithPath: directory ?? FileManager.default.currentDirectoryPath)
         // Before the manager resumes anything: no link below the download directory is followed (docs/security.md).
         ConfinedDirectories.confine(configuration.downloadDirectory)
@@ -146,6 +155,10 @@ struct Serve: AsyncParsableCommand {
                     "haul serve: aria2 JSON-RPC on http://\(host):\(port)/jsonrpc (and ws://\(host):\(port)/jsonrpc)\n")
                 Console.out("dashboard: http://\(host):\(port)/\(secretHint)\n")
             }
+        } catch let error as HaulDaemon.ListenError {
+            Console.error(Self.message(for: error))
+            await manager.shutdown()
+            throw ExitStatus.unavailable
         } catch {
             Console.error("haul serve stopped: \(error)")
             await manager.shutdown()
@@ -153,5 +166,22 @@ struct Serve: AsyncParsableCommand {
             throw ExitStatus.fileSystem
         }
         login.save(configuration)
+    }
+
+    /// The one line for an address the daemon cannot listen on: what happened and what to do.
+    static func message(for error: HaulDaemon.ListenError) -> String {
+        let reason: String
+        switch error.errno {
+        case EADDRINUSE:
+            reason = "the address is in use (another haul serve or aria2c?): stop it or use --port"
+        case EACCES:
+            reason =
+                "permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE): use --port 1024 or above"
+        case EADDRNOTAVAIL:
+            reason = "this machine has no such address: check --host"
+        default:
+            reason = String(cString: strerror(error.errno))
+        }
+        return "cannot listen on \(error.address): \(reason)"
     }
 }

@@ -12,35 +12,20 @@ struct StateOptions: ParsableArguments {
             valueName: "DIR"))
     var stateDirectory: String?
 
-    @Option(
-        name: .customLong("database"),
-        help: ArgumentHelp(
-            "A PostgreSQL queue shared by many workers, postgres://USER:PASSWORD@HOST:PORT/DATABASE (?sslmode=require "
-                + "for TLS; default: $HAUL_DATABASE, else the state directory's own database).",
-            valueName: "URL"))
-    var database: String?
+    @OptionGroup(title: "Fleet options") var queue: SharedQueueOptions
 
-    @Option(
-        name: .customLong("worker-name"),
-        help: ArgumentHelp("This worker's name in a shared queue (default: HOST:PID).", valueName: "NAME"))
-    var workerName: String?
-
-    @Option(
-        name: .customLong("lease-timeout"),
-        help: ArgumentHelp(
-            "Seconds after which a worker of a shared queue that stopped answering loses its downloads to the others "
-                + "(default 30).", valueName: "SECONDS"))
-    var leaseTimeout: Double = 30
+    /// `--database`.
+    var database: String? { queue.database }
 
     func validate() throws {
-        guard leaseTimeout.isFinite, (3...3600).contains(leaseTimeout) else {
-            throw ValidationError("--lease-timeout must be 3 to 3600 seconds, got \(leaseTimeout)")
-        }
         _ = try sharedQueue()
     }
 
-    /// The shared queue asked for, by `--database` or `$HAUL_DATABASE`; nil for the embedded database.
-    func sharedQueue(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SharedQueue? {
+    /// The shared queue asked for, by `--database` or `$HAUL_DATABASE`, with the worker's settings (else the
+    /// defaults: a command that runs nothing claims nothing); nil for the embedded database.
+    func sharedQueue(
+        worker: WorkerOptions? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> SharedQueue? {
         guard let text = database ?? environment["HAUL_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             return nil
         }
@@ -50,9 +35,12 @@ struct StateOptions: ParsableArguments {
             throw ValidationError(
                 "--database takes a URL like postgres://USER:PASSWORD@HOST:5432/DATABASE, not '\(Self.masked(text))'")
         }
-        return SharedQueue(
-            url: url, workerName: workerName ?? SharedQueue.defaultWorkerName,
-            leaseTimeout: .milliseconds(Int64(leaseTimeout * 1000)))
+        var queue = SharedQueue(url: url)
+        if let worker {
+            queue.workerName = worker.workerName ?? SharedQueue.defaultWorkerName
+            queue.leaseTimeout = .milliseconds(Int64(worker.leaseTimeout * 1000))
+        }
+        return queue
     }
 
     private static func masked(_ text: String) -> String {
@@ -61,10 +49,10 @@ struct StateOptions: ParsableArguments {
         return parts.string ?? text
     }
 
-    /// A configuration on this state (checked by `validate()`).
-    func configuration() -> DownloadManager.Configuration {
+    /// A configuration on this state (checked by `validate()`), for a worker with `worker`'s settings.
+    func configuration(worker: WorkerOptions? = nil) -> DownloadManager.Configuration {
         var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
-        configuration.sharedQueue = try? sharedQueue()
+        configuration.sharedQueue = try? sharedQueue(worker: worker)
         return configuration
     }
 
@@ -87,6 +75,38 @@ struct StateOptions: ParsableArguments {
         } catch {
             Console.error(error.description)
             throw ExitStatus.fileSystem
+        }
+    }
+}
+
+/// `--database`: every command reads and edits the queue it names.
+struct SharedQueueOptions: ParsableArguments {
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "A PostgreSQL queue shared by many workers, postgres://USER:PASSWORD@HOST:PORT/DATABASE (?sslmode=require "
+                + "for TLS; default: $HAUL_DATABASE, else the state directory's own database).",
+            valueName: "URL"))
+    var database: String?
+}
+
+/// A worker's part in a shared queue: only the commands that run downloads (`get`, `run`, `serve`) have these.
+struct WorkerOptions: ParsableArguments {
+    @Option(
+        name: .customLong("worker-name"),
+        help: ArgumentHelp("This worker's name in a shared queue (default: HOST:PID).", valueName: "NAME"))
+    var workerName: String?
+
+    @Option(
+        name: .customLong("lease-timeout"),
+        help: ArgumentHelp(
+            "Seconds after which a worker of a shared queue that stopped answering loses its downloads to the others.",
+            valueName: "SECONDS"))
+    var leaseTimeout: Double = 30
+
+    func validate() throws {
+        guard leaseTimeout.isFinite, (3...3600).contains(leaseTimeout) else {
+            throw ValidationError("--lease-timeout must be 3 to 3600 seconds, got \(leaseTimeout)")
         }
     }
 }

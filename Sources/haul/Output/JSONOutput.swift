@@ -104,8 +104,12 @@ final class JSONOutput: SessionOutput {
 
 /// One line of `--json` output.
 struct JSONRecord: Encodable {
+    /// An error: its stable `code` (``DownloadError/Code``) and that code's `name`, the status `haul` would exit
+    /// with for it alone (docs/errors.md has the table), what happened and what to do.
     struct ErrorInfo: Encodable {
         var code: Int
+        var name: String
+        var exitStatus: Int32
         var summary: String
         var suggestion: String
         var transient: Bool
@@ -113,6 +117,8 @@ struct JSONRecord: Encodable {
 
         init(_ error: DownloadError) {
             code = error.code.rawValue
+            name = error.code.name
+            exitStatus = ExitStatus.forFailure(error).rawValue
             summary = error.summary
             suggestion = error.suggestion
             transient = error.isTransient

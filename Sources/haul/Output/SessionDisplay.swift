@@ -73,8 +73,9 @@ final class SessionDisplay: Sendable {
         }
     }
 
-    /// Starts following these downloads; ones already complete are reported as such at once. A session that follows
-    /// only the downloads it names announces each (`added`, with its state now) before anything else of it.
+    /// Starts following these downloads; ones already complete are reported as such at once, and ones already
+    /// running as started (their start may have come before the session listened). A session that follows only the
+    /// downloads it names announces each (`added`, with its state now) before anything else of it.
     func follow(_ snapshots: [DownloadSnapshot]) {
         state.withLock { state in
             for snapshot in snapshots where state.table[snapshot.id] == nil {
@@ -83,6 +84,8 @@ final class SessionDisplay: Sendable {
                 if !followsNewDownloads { state.output.changed(entry, by: .added(snapshot), in: state.table) }
                 if snapshot.state == .completed, let file = snapshot.file {
                     state.output.changed(entry, by: .status(.completed(file: file)), in: state.table)
+                } else if snapshot.state == .running {
+                    state.output.changed(entry, by: .status(.running), in: state.table)
                 }
             }
         }
@@ -102,7 +105,10 @@ final class SessionDisplay: Sendable {
         if state.table[event.id] == nil {
             guard followsNewDownloads, case .added = event.change else { return }
         }
+        let wasRunning = state.table[event.id]?.state == .running
         guard let entry = state.table.apply(event) else { return }
+        // The start of a run already shown as running (from its snapshot) is not news.
+        if wasRunning, case .status(.running) = event.change { return }
         state.output.changed(entry, by: event.change, in: state.table)
     }
 

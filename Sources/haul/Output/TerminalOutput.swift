@@ -74,8 +74,8 @@ final class TerminalOutput: SessionOutput {
         let running = table.running
         var lines = running.map {
             line(
-                name: $0.name, received: $0.received, expected: $0.expected,
-                speed: $0.bytesPerSecond, connections: $0.connections, width: width)
+                name: $0.name, received: $0.received, expected: $0.expected, speed: $0.bytesPerSecond,
+                smoothedSpeed: $0.smoothedBytesPerSecond, connections: $0.connections, width: width)
         }
         let counts = table.counts
         var parts = ["\(counts[.running] ?? 0) running"]
@@ -87,17 +87,19 @@ final class TerminalOutput: SessionOutput {
         let received = table.received
         let expected = table.expected
         let speed = running.reduce(0) { $0 + $1.bytesPerSecond }
+        let smoothedSpeed = running.reduce(0) { $0 + $1.smoothedBytesPerSecond }
         lines.append(
             line(
-                name: "Total", received: received, expected: expected, speed: speed, connections: 0, width: width,
-                note: "(" + parts.joined(separator: ", ") + ")"))
+                name: "Total", received: received, expected: expected, speed: speed, smoothedSpeed: smoothedSpeed,
+                connections: 0, width: width, note: "(" + parts.joined(separator: ", ") + ")"))
         return lines
     }
 
-    /// `name  42% [=====>     ] 12.3 MiB/100.0 MiB  5.2 MiB/s  ETA 17 s`, shortened to fit `width`.
+    /// `name  42% [=====>     ] 12.3 MiB/100.0 MiB  5.2 MiB/s  ETA 17 s`, shortened to fit `width`; the time left
+    /// is estimated from `smoothedSpeed` (else `speed`), and shown only while bytes move.
     static func line(
-        name: String, received: Int64, expected: Int64?, speed: Double, connections: Int, width: Int,
-        note: String? = nil
+        name: String, received: Int64, expected: Int64?, speed: Double, smoothedSpeed: Double = 0, connections: Int,
+        width: Int, note: String? = nil
     ) -> String {
         let usable = max(20, width - 1)  // Never the last column: some terminals wrap there.
         let fraction = expected.flatMap { $0 > 0 ? min(1, Double(received) / Double($0)) : nil }
@@ -105,7 +107,8 @@ final class TerminalOutput: SessionOutput {
         let sizes = expected.map { "\(ByteFormat.size(received))/\(ByteFormat.size($0))" } ?? ByteFormat.size(received)
         var tail = "  \(sizes)  \(ByteFormat.rate(speed))"
         if let expected, speed > 0, expected > received {
-            tail += "  ETA \(ByteFormat.clock(Double(expected - received) / speed))"
+            tail +=
+                "  ETA \(ByteFormat.clock(Double(expected - received) / (smoothedSpeed > 0 ? smoothedSpeed : speed)))"
         }
         if connections > 1 { tail += "  x\(connections)" }
         if let note { tail += "  " + note }

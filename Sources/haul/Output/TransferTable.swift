@@ -11,7 +11,13 @@ struct TransferEntry: Sendable {
     var received: Int64
     var expected: Int64?
     var bytesPerSecond: Double = 0
+    /// The speed the time left is estimated from (``DownloadProgress/smoothedBytesPerSecond``).
+    var smoothedBytesPerSecond: Double = 0
     var connections = 0
+    /// Bytes fetched by this session's earlier runs of it (before a pause, say).
+    var fetchedBefore: Int64 = 0
+    /// Bytes fetched by its current run (``DownloadProgress/transferredBytes``).
+    var fetchedNow: Int64 = 0
     /// Bytes already on disk when this session started the download (from an earlier run).
     var resumedFrom: Int64?
     var startedAt: ContinuousClock.Instant?
@@ -50,17 +56,19 @@ struct TransferEntry: Sendable {
         return (finishedAt ?? .now).seconds(since: startedAt)
     }
 
-    /// Bytes fetched by this session.
-    var transferred: Int64 { max(0, received - (resumedFrom ?? received)) }
+    /// Bytes fetched by this session: what came over the network, not the bytes an earlier run left on disk.
+    var transferred: Int64 { fetchedBefore + fetchedNow }
 
+    /// The bytes this session fetched over the time it spent on them.
     var averageBytesPerSecond: Double? {
         guard let seconds, seconds > 0 else { return nil }
         return Double(transferred) / seconds
     }
 
+    /// The time left at the smoothed speed; nil when nothing moves or the size is unknown.
     var estimatedSecondsLeft: Double? {
         guard let expected, bytesPerSecond > 0, expected >= received else { return nil }
-        return Double(expected - received) / bytesPerSecond
+        return Double(expected - received) / (smoothedBytesPerSecond > 0 ? smoothedBytesPerSecond : bytesPerSecond)
     }
 }
 
@@ -94,6 +102,14 @@ struct TransferTable: Sendable {
         guard positions[snapshot.id] == nil else { return }
         var entry = TransferEntry(snapshot)
         entry.wasAlreadyComplete = snapshot.state == .completed
+        if snapshot.state == .running {
+            // It started before the session could see it (`haul run` opens a manager that starts its queue at once,
+            // and a job's first snapshot may say 0 bytes): its time counts from now, its bytes from what its run
+            // fetched so far, never from what is on disk.
+            entry.startedAt = .now
+            entry.fetchedNow = snapshot.progress.transferredBytes
+            entry.resumedFrom = max(0, snapshot.receivedBytes - snapshot.progress.transferredBytes)
+        }
         positions[snapshot.id] = all.count
         all.append(entry)
         count(entry, at: all.count - 1, as: 1)
@@ -109,6 +125,11 @@ struct TransferTable: Sendable {
         case .added:
             break
         case .status(.running):
+            if entry.state != .running {
+                // A new run counts its bytes from 0 (one already running was seen in a snapshot first).
+                entry.fetchedBefore += entry.fetchedNow
+                entry.fetchedNow = 0
+            }
             entry.state = .running
             entry.startedAt = entry.startedAt ?? now
             entry.resumedFrom = entry.resumedFrom ?? entry.received
@@ -145,6 +166,8 @@ struct TransferTable: Sendable {
             entry.received = progress.receivedBytes
             entry.expected = progress.expectedBytes ?? entry.expected
             entry.bytesPerSecond = progress.bytesPerSecond
+            entry.smoothedBytesPerSecond = progress.smoothedBytesPerSecond
+            entry.fetchedNow = progress.transferredBytes
             entry.connections = progress.activeConnections
         case .restarted:
             entry.received = 0
