@@ -39,6 +39,8 @@ struct Aria2Status {
             case .invalidURL, .invalidRequest: 28
             case .rateLimited: 29
             case .checksumMismatch: 32
+            case .interrupted: 7
+            case .fileChanged: 13
             default: 1
             }
         return String(value)

@@ -30,7 +30,8 @@ enum ExitStatus {
     /// The status for one failure.
     static func forFailure(_ error: DownloadError) -> ExitCode {
         switch error.code {
-        case .diskFull, .destinationNotWritable, .destinationInUse, .fileSystem, .stateDatabase: fileSystem
+        case .diskFull, .destinationNotWritable, .destinationInUse, .fileSystem, .stateDatabase, .fileChanged:
+            fileSystem
         case .checksumMismatch: checksumMismatch
         case .tlsFailure: tls
         case .serverError, .rateLimited, .httpClientError: httpError

@@ -35,6 +35,8 @@ extension DownloadError.Code {
         Self.destinationInUse.rawValue: "destinationInUse",
         Self.insecureRedirect.rawValue: "insecureRedirect",
         Self.hostDown.rawValue: "hostDown",
+        Self.interrupted.rawValue: "interrupted",
+        Self.fileChanged.rawValue: "fileChanged",
         Self.internalError.rawValue: "internalError",
     ]
 }
