@@ -133,6 +133,33 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test(
+            "SIGKILL in the last milliseconds of a 4-connection download: the next run fetches nothing again",
+            arguments: ["after-last-byte", "before-finalizing-recorded"])
+        func killAfterLastByte(at point: String) async throws {
+            let origin = try await TestOrigin.start()
+            let size = 12 * 1024 * 1024 + 9
+            let url = origin.serve("/last.bin", size: size)
+            let directory = TemporaryDirectory()
+            let output = directory.file("last.bin").path
+            let arguments = [
+                "get", "-q", "-x", "4", "--state-dir", directory.file("state").path, "-o", output, url.absoluteString,
+            ]
+            let first = try ChildProcess(
+                product: "haul", arguments: arguments, environment: ["HAUL_CRASH_POINT": point])
+            _ = try await first.wait()
+            #expect(first.process.terminationReason == .uncaughtSignal, "it did not reach the crash point")
+            let sent = origin.bodyBytesSent(to: "/last.bin")
+            let second = try ChildProcess(product: "haul", arguments: arguments)
+            #expect(try await second.wait() == 0, "\(second.standardError)")
+            let data = try #require(FileManager.default.contents(atPath: output))
+            #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            let again = origin.bodyBytesSent(to: "/last.bin") - sent
+            #expect(again <= 4 * 64 * 1024, "fetched \(again) bytes again")
+            #expect(!FileManager.default.fileExists(atPath: output + ".part.segments"))
+            await origin.stop()
+        }
+
         @Test("Ctrl-C stops cleanly with exit 130 and a resume hint; the same command resumes")
         func interruptAndRerun() async throws {
             let origin = try await TestOrigin.start()

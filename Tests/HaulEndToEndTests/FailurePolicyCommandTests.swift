@@ -176,7 +176,9 @@ extension EndToEnd {
             let result = try await ChildProcess.run(
                 "haul",
                 [
-                    "get", "-q", "-j", "4", "--retries", "1000", "--retry-max-time", "2", "-i", "-", "-d",
+                    // Patient: a host that refuses on first contact would otherwise fail in three tries.
+                    "get", "-q", "-j", "4", "--retry-connrefused", "--retries", "1000", "--retry-max-time", "2", "-i",
+                    "-", "-d",
                     directory.path, "--state-dir", directory.file("state").path,
                 ],
                 standardInput: list)

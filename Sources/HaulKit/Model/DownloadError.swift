@@ -148,6 +148,18 @@ extension DownloadError {
                 + "downloads", isTransient: false, httpStatus: last.httpStatus)
     }
 
+    /// A host never reached in this run: its name does not resolve, or it refuses connections (`last`, after
+    /// `attempts` tries). Final: a wrong URL or a server that is not running does not come back by waiting.
+    public static func unreachable(_ route: String, attempts: Int, last: DownloadError) -> DownloadError {
+        .init(
+            code: .networkFailure,
+            summary:
+                "\(last.summary) (\(attempts) attempt\(attempts == 1 ? "" : "s") to \(route), which never answered)",
+            suggestion: "check the URL and that the server is running; to keep trying while it starts, add "
+                + "--retry-connrefused (haul get waits up to --retry-max-time then)",
+            isTransient: false)
+    }
+
     public static func stalled(seconds: Int) -> DownloadError {
         .init(
             code: .stalled, summary: "no data arrived for \(seconds) s",
@@ -275,8 +287,8 @@ extension DownloadError {
     /// The completed file at `path` was changed since Haul put it there (`how`), and is kept as it is.
     public static func fileChanged(path: String, how: String) -> DownloadError {
         .init(
-            code: .fileChanged, summary: "\(path) \(how) since Haul downloaded it; it was kept as it is (--no-clobber)",
-            suggestion: "move it away, or run again without --no-clobber (or with --overwrite) to download it again",
+            code: .fileChanged, summary: "\(path) \(how); it was kept as it is (--no-clobber)",
+            suggestion: "move it away, or run again with --overwrite to download it again",
             isTransient: false)
     }
 

@@ -100,8 +100,9 @@ extension DownloadManager {
         }
         if !existing.isEmpty, !paused {
             takeOwnership(of: existing)
-            for id in existing { checkCompletedFile(id, newChecksum: newChecksums.contains(id)) }
-            perform(lifecycle.resume(existing, claimedElsewhere: store.isClaimedElsewhere))
+            let refused = existing.filter { checkCompletedFile($0, newChecksum: newChecksums.contains($0)) == .refused }
+            perform(
+                lifecycle.resume(existing.filter { !refused.contains($0) }, claimedElsewhere: store.isClaimedElsewhere))
         }
         if fresh.count > 1 {
             records.reserveCapacity(records.count + fresh.count)

@@ -32,9 +32,9 @@ extension DownloadManager {
             throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")
         }
         takeOwnership(of: ids)
-        // A completed one is run again only if its file changed since.
-        for id in ids { checkCompletedFile(id) }
-        perform(lifecycle.resume(ids, claimedElsewhere: store.isClaimedElsewhere))
+        // A completed one is run again only if its file changed since (and not at all if it must be kept).
+        let refused = ids.filter { checkCompletedFile($0) == .refused }
+        perform(lifecycle.resume(ids.filter { !refused.contains($0) }, claimedElsewhere: store.isClaimedElsewhere))
         schedule()
     }
 

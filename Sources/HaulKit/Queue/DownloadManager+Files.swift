@@ -24,12 +24,12 @@ extension DownloadManager {
     /// complete), or fails when the file is to be kept (``ExistingFilePolicy/keep``) or cannot be replaced. An
     /// unchanged file is still run again, to read it, when `newChecksum` was given that its recorded SHA-256 cannot
     /// settle, or to ask the server whether it has a newer copy (``ExistingFilePolicy/replaceIfNewer``, `-N`).
-    /// Returns whether it was reopened or failed (false: it stays complete).
+    /// Returns what became of it.
     @discardableResult
-    func checkCompletedFile(_ id: DownloadID, newChecksum: Bool = false) -> Bool {
+    func checkCompletedFile(_ id: DownloadID, newChecksum: Bool = false) -> CompletedFileCheck {
         guard var record = records[id], record.state == .completed, lifecycle.phase(of: id) == .completed,
             let path = record.destinationPath
-        else { return false }
+        else { return .complete }
         let comparison = fileComparison(of: record)
         if comparison == .unchanged {
             let checksum = newChecksum ? record.options.checksum : nil
@@ -40,7 +40,7 @@ extension DownloadManager {
                 return reopen(&record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
             }
             let unsettled = checksum != nil && (checksum?.algorithm != .sha256 || record.fingerprint?.sha256 == nil)
-            guard unsettled || record.options.existingFile == .replaceIfNewer else { return false }
+            guard unsettled || record.options.existingFile == .replaceIfNewer else { return .complete }
             // The job reads the file (or asks the server) before fetching anything.
             return reopen(&record, how: nil, resumed: false)
         }
@@ -49,8 +49,7 @@ extension DownloadManager {
         var refusal: DownloadError?
         switch comparison {
         case .replaced(let what) where what == "a directory" || policy != .replace:
-            refusal = .destinationNotWritable(
-                path: path, reason: "it \(how) since Haul downloaded it: move it away (or use --overwrite)")
+            refusal = .destinationNotWritable(path: path, reason: "it \(how): move it away (or use --overwrite)")
         case .shorter, .changed:
             if policy == .keep { refusal = .fileChanged(path: path, how: how) }
         case .unchanged, .missing, .replaced:
@@ -60,7 +59,7 @@ extension DownloadManager {
             record.lastError = refusal
             records[id] = record
             perform(lifecycle.fileRefused(id))
-            return true
+            return .refused
         }
         // Fetched again into a part file: the user's file stays until the new one is complete.
         var resumed = false
@@ -77,7 +76,7 @@ extension DownloadManager {
 
     /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
     /// changed, when it did.
-    private func reopen(_ record: inout DownloadRecord, how: String?, resumed: Bool) -> Bool {
+    private func reopen(_ record: inout DownloadRecord, how: String?, resumed: Bool) -> CompletedFileCheck {
         let id = record.downloadID
         record.transfer.finalizing = false
         record.transfer.segments = nil
@@ -110,7 +109,17 @@ extension DownloadManager {
             hub.yield(id, .fileChanged(how: how, action: action))
         }
         perform(lifecycle.reopen(id))
-        return true
+        return .reopened
+    }
+
+    /// What ``checkCompletedFile(_:newChecksum:)`` did with a download.
+    enum CompletedFileCheck {
+        /// Nothing: it is not completed, or its file is as Haul left it.
+        case complete
+        /// Queued again, to read its file, ask the server or fetch it again.
+        case reopened
+        /// Failed: its changed file is kept as it is, or something is in the way (it must not be resumed).
+        case refused
     }
 
     func describe(_ comparison: FileFingerprint.Comparison, of record: DownloadRecord) -> String {

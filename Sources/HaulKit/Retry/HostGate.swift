@@ -8,9 +8,15 @@ final class HostGate: Sendable {
     /// How many hosts ``outages`` holds.
     private let count = Atomic(0)
     private let stopwatch: Stopwatch
+    /// Whether answers must be noted even while no host is down (``RetryPolicy/firstContactAttempts``).
+    private let notesEveryAnswer: Bool
 
     init(policy: RetryPolicy, clock: any Clock<Duration>) {
-        outages = Mutex(HostOutages(limit: policy.maxTimeWithoutProgress, probeInterval: policy.maxDelay))
+        outages = Mutex(
+            HostOutages(
+                limit: policy.maxTimeWithoutProgress, probeInterval: policy.maxDelay,
+                firstContactAttempts: policy.firstContactAttempts))
+        notesEveryAnswer = policy.firstContactAttempts != nil
         stopwatch = Stopwatch(clock)
     }
 
@@ -24,15 +30,20 @@ final class HostGate: Sendable {
         return update { $0.admit(route, at: now) }
     }
 
-    /// Notes that a request to `route` failed.
-    func failed(_ route: String, with error: DownloadError) {
+    /// Notes that a request to `route` failed; returns the final error that ends its download at once, if the host
+    /// could never be reached (see ``HostOutages/failed(_:with:unreachable:at:)``).
+    @discardableResult
+    func failed(_ route: String, with error: DownloadError, unreachable: Bool = false) -> DownloadError? {
         let now = stopwatch.elapsed
-        update { $0.failed(route, with: error, at: now) }
+        return update { $0.failed(route, with: error, unreachable: unreachable, at: now) }
     }
+
+    /// Whether an answer from `route` must be noted (some host is down, or first contacts are counted).
+    var notesAnswers: Bool { notesEveryAnswer || !isClear }
 
     /// Notes that `route` answered, or sent bytes.
     func answered(_ route: String) {
-        if isClear { return }
+        if !notesAnswers { return }
         update { $0.answered(route) }
     }
 

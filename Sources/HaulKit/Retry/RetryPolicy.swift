@@ -28,6 +28,12 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Fresh URLs asked of ``DownloadManager/Configuration/urlProvider`` in a row without a new byte before the
     /// download fails with the refusal that made it ask. Default 3.
     public var maxURLRefreshes: Int = 3
+    /// Requests a host that has not answered yet (in this manager's life) gets when its name does not resolve or it
+    /// refuses the connection, before its downloads fail at once with a final error: on a first contact that is a
+    /// wrong URL or a server that is not running, not the outage the bounds above wait out. Nil (the default) treats
+    /// them as any failure; `haul get` uses 3, so it fails in seconds (`--retry-connrefused` keeps it patient). Once
+    /// the host has answered, its failures are retried within the bounds above.
+    public var firstContactAttempts: Int?
 
     public init() {}
 

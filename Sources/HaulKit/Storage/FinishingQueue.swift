@@ -124,6 +124,7 @@ final class FinishingQueue: Sendable {
         }
         // A part file is synced before its record says finalizing (a second transaction, only for part files).
         var recorded = sync(files, results: &results)
+        if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeFinalizingRecorded) }
         do {
             try store.saveTransfers(recorded.map { requests[$0].record })
         } catch {

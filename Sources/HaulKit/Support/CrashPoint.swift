@@ -17,6 +17,10 @@ enum CrashPoint {
     static let afterHeldBodiesRecorded = "after-held-bodies-recorded"
     /// A finishing group renamed its files into place; their completion is not recorded yet.
     static let beforeCompletionRecorded = "before-completion-recorded"
+    /// A download's last byte is written; its file is not hashed, synced or recorded finalizing yet.
+    static let afterLastByte = "after-last-byte"
+    /// A finishing group synced its part files; their records do not say finalizing yet.
+    static let beforeFinalizingRecorded = "before-finalizing-recorded"
 
     /// Dies with SIGKILL here if the environment names `point`.
     static func reach(_ point: String) {

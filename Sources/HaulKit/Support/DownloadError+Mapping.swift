@@ -62,6 +62,23 @@ extension DownloadError {
         return mapping(error, stallTimeout: .zero).isTransient
     }
 
+    /// Whether `error` says the host cannot be reached at all: its name does not resolve, or every address refused
+    /// the connection (not a timeout, a reset or an error answer, which an outage brings).
+    static func isUnreachable(_ error: any Error) -> Bool {
+        switch error {
+        case let error as NIOConnectionError where error.connectionErrors.isEmpty:
+            return error.dnsAError != nil || error.dnsAAAAError != nil
+        case let error as NIOConnectionError:
+            return error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        case let error as IOError:
+            return error.errnoCode == ECONNREFUSED
+        case is SocketAddressError:
+            return true
+        default:
+            return false
+        }
+    }
+
     private static func mapping(_ error: HTTPClientError, stallTimeout: Duration) -> DownloadError {
         switch error {
         case .readTimeout, .deadlineExceeded:

@@ -27,6 +27,7 @@ extension DownloadJob {
         guard let file = state.current.file else {
             throw DownloadError.internalError("download \(id) finished without a part file")
         }
+        CrashPoint.reach(CrashPoint.afterLastByte)
         followPartFile()
         let digests = try await follower?.value ?? [:]
         if let checksum = record.options.checksum, let digest = digests[checksum.algorithm], digest != checksum.hex {
@@ -41,7 +42,9 @@ extension DownloadJob {
             return .refetch(.contentMismatch, detail: "the resumed file differs from the one completed before")
         }
         record.fingerprint = FileFingerprint(size: total, modified: 0, identity: "", sha256: digests[.sha256])
-        if board != nil { try dropSegments() }
+        // The plan goes, but its journal stays on disk until the file is in place: a crash before the finalizing
+        // record is committed resumes from the journal, which says every byte is there, and fetches nothing again.
+        let journal = board != nil ? closeSegments() : nil
         if record.options.existingFile == .replaceIfNewer,
             let modified = record.transfer.lastModified.flatMap(HTTPDate.parse)
         {
@@ -59,6 +62,7 @@ extension DownloadJob {
             .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
         file.close()
         state.update { $0.file = nil }
+        if let journal { try? FileSystem.removeFile(journal) }
         return .completed
     }
 

@@ -13,6 +13,10 @@ extension DownloadJob {
             $0.written = 0
         }
         if record.transfer.finalizing, try finishInterruptedFinalization() { return true }
+        if let destination = record.destinationPath, FileSystem.entry(at: destination) == .directory {
+            // Nothing could ever be put there: say so before fetching anything.
+            throw .destinationNotWritable(path: destination, reason: "a directory is there: move it away")
+        }
         if !record.transfer.hasPartData, let fingerprint = record.fingerprint, let path = record.destinationPath {
             // Completed before, and run again: its file changed, a new checksum came, or `-N` asks the server.
             if await settleCompletedFile(fingerprint, at: path) { return true }
@@ -202,6 +206,8 @@ extension DownloadJob {
         guard let destination = record.destinationPath, let partPath = record.partPath,
             let total = record.transfer.totalBytes
         else { return false }
+        // A journal left beside it is of no more use.
+        if let journal = record.journalPath { try? FileSystem.removeFile(journal) }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))

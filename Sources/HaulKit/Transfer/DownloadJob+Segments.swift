@@ -95,11 +95,17 @@ extension DownloadJob {
         return .completed
     }
 
-    /// Closes the plan and deletes its journal (the part file is complete, or is being cut back).
+    /// Closes the plan and deletes its journal (the part file is being cut back).
     mutating func dropSegments() throws(DownloadError) {
+        if let journal = closeSegments() { try FileSystem.removeFile(journal) }
+    }
+
+    /// Closes the plan, leaving its journal on disk; returns the journal's path (to delete once the complete file is
+    /// in place).
+    mutating func closeSegments() -> String? {
         board?.close()
         state.update { $0.board = nil }
         record.transfer.segments = nil
-        if let journal = record.journalPath { try FileSystem.removeFile(journal) }
+        return record.journalPath
     }
 }

@@ -75,8 +75,10 @@ struct HTTPSession: Sendable {
                 response = try await transport.get(
                     current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
             } catch let error where !Task.isCancelled && DownloadError.isHostFailure(error) {
-                gate.failed(transport.route(for: current), with: .mapping(error, stallTimeout: .zero))
-                throw error
+                let final = gate.failed(
+                    transport.route(for: current), with: .mapping(error, stallTimeout: .zero),
+                    unreachable: DownloadError.isUnreachable(error))
+                throw final ?? error
             }
             let code = Int(response.status.code)
             if code >= 500 || code == 408 || code == 429 {
@@ -84,7 +86,7 @@ struct HTTPSession: Sendable {
                 gate.failed(
                     transport.route(for: current),
                     with: .httpStatus(code, reason: response.status.reasonPhrase, url: current.absoluteString))
-            } else if !gate.isClear {
+            } else if gate.notesAnswers {
                 gate.answered(transport.route(for: current))
             }
             logger.debug(

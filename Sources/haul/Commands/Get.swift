@@ -56,6 +56,8 @@ struct Get: AsyncParsableCommand {
         configuration.resumesStoredDownloads = false
         configuration.ownsItsDownloads = true
         configuration.ownerLabel = "haul get"
+        // A wrong URL or a server that is not running fails in seconds, as with curl and wget.
+        if !transfer.pace.retryConnectionRefused { configuration.retry.firstContactAttempts = 3 }
         if spider {
             let manager = try await ForegroundSession.openManager(configuration)
             let failures = await Spider.run(additions, manager: manager, json: transfer.json)

@@ -23,6 +23,13 @@ struct RetryOptions: ParsableArguments {
         help: ArgumentHelp("Seconds without data before a connection is dropped and resumed.", valueName: "SECONDS"))
     var timeout: Double = 30
 
+    @Flag(
+        name: .customLong("retry-connrefused"),
+        help: """
+            get: keep trying a host that refuses connections or whose name does not resolve (a server still             starting), as one that is down; without it, get fails after 3 quick tries to a host that never answered.
+            """)
+    var retryConnectionRefused = false
+
     @Option(
         name: .customLong("lowest-speed"),
         help: ArgumentHelp(

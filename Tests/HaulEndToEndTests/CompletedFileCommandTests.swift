@@ -1,0 +1,132 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+extension EndToEnd {
+    /// A completed file that the user (or a tool) changed, truncated, touched or deleted: the next `haul get` never
+    /// says "already complete" over it, and `haul verify` tells.
+    @Suite("haul and completed files the user touched")
+    struct CompletedFileCommandTests {
+        static let size = 3 * 1024 * 1024 + 17
+
+        /// An origin serving `/f.bin`, a directory, and the arguments of `haul get` for it (`extra` first).
+        static func setUp(_ extra: [String] = []) async throws -> (TestOrigin, TemporaryDirectory, [String]) {
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/f.bin", size: size)
+            let directory = TemporaryDirectory()
+            let arguments =
+                ["get", "-x", "1", "--state-dir", directory.file("state").path, "-d", directory.path]
+                + extra + [url.absoluteString]
+            return (origin, directory, arguments)
+        }
+
+        static func expectComplete(_ directory: TemporaryDirectory) throws {
+            let data = try #require(directory.contents("f.bin"))
+            #expect(TestContent.firstMismatch(data, size: size) == nil)
+        }
+
+        @Test("truncated to 1 MiB: resumed from its bytes (one range request), byte-exact, with a line saying so")
+        func truncated() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            try FileHandle(forWritingTo: directory.file("f.bin")).truncate(atOffset: 1 << 20)
+            let rerun = try await ChildProcess.run("haul", arguments)
+            #expect(rerun.status == 0, "\(rerun.error)")
+            #expect(rerun.error.contains("is 1048576 bytes now"), "\(rerun.error)")
+            #expect(!rerun.error.contains("already complete"), "\(rerun.error)")
+            try Self.expectComplete(directory)
+            let requests = origin.requests(to: "/f.bin")
+            #expect(requests.count == 2)
+            #expect(requests.last?.range == "bytes=\((1 << 20) - 64 * 1024)-", "the overlap check at 1 MiB")
+            await origin.stop()
+        }
+
+        @Test("bytes changed inside (same size): fetched again and replaced; the edited file is never complete")
+        func edited() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let handle = try FileHandle(forWritingTo: directory.file("f.bin"))
+            try handle.seek(toOffset: 2_000_000)
+            try handle.write(contentsOf: Data("edited".utf8))
+            try handle.close()
+            let verify = try await ChildProcess.run(
+                "haul", ["verify", "--all", "--state-dir", directory.file("state").path])
+            #expect(verify.status == 3, "\(verify.output)")
+            #expect(verify.output.contains("DIFFERS"), "\(verify.output)")
+            let rerun = try await ChildProcess.run("haul", arguments)
+            #expect(rerun.status == 0, "\(rerun.error)")
+            #expect(rerun.error.contains("was modified"), "\(rerun.error)")
+            try Self.expectComplete(directory)
+            #expect(origin.requests(to: "/f.bin").count == 2)
+            let again = try await ChildProcess.run(
+                "haul", ["verify", "--all", "--state-dir", directory.file("state").path])
+            #expect(again.status == 0, "\(again.output)")
+            await origin.stop()
+        }
+
+        @Test("touched or copied back: read, not fetched; deleted: fetched again")
+        func touchedAndDeleted() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let path = directory.file("f.bin").path
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: path)
+            let touched = try await ChildProcess.run("haul", arguments)
+            #expect(touched.status == 0, "\(touched.error)")
+            #expect(origin.requests(to: "/f.bin").count == 1, "nothing fetched for a file whose bytes are the same")
+            // A copy put back: another inode, the same bytes.
+            let copy = directory.file("copy").path
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.moveItem(atPath: copy, toPath: path)
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            #expect(origin.requests(to: "/f.bin").count == 1)
+            try FileManager.default.removeItem(atPath: path)
+            let deleted = try await ChildProcess.run("haul", arguments)
+            #expect(deleted.status == 0, "\(deleted.error)")
+            #expect(deleted.error.contains("is gone"), "\(deleted.error)")
+            try Self.expectComplete(directory)
+            #expect(origin.requests(to: "/f.bin").count == 2)
+            let list = try await ChildProcess.run("haul", ["list", "--state-dir", directory.file("state").path])
+            #expect(list.output.split(separator: "\n").count == 2, "one download, not a second: \(list.output)")
+            await origin.stop()
+        }
+
+        @Test("--no-clobber keeps a changed file and fails (exit 4); a directory in its place is refused (exit 4)")
+        func keptOrRefused() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let path = directory.file("f.bin").path
+            try FileHandle(forWritingTo: directory.file("f.bin")).truncate(atOffset: 100)
+            let kept = try await ChildProcess.run("haul", ["get", "--no-clobber"] + arguments.dropFirst())
+            #expect(kept.status == 4, "\(kept.error)")
+            #expect(kept.error.contains("--no-clobber"), "\(kept.error)")
+            #expect(fileSize(path) == 100, "kept as it is")
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            let refused = try await ChildProcess.run("haul", arguments)
+            #expect(refused.status == 4, "\(refused.error)")
+            #expect(refused.error.contains("a directory"), "\(refused.error)")
+            #expect(origin.requests(to: "/f.bin").count == 1)
+            await origin.stop()
+        }
+
+        @Test("a new --checksum is checked against the finished file: one it fails is fetched again and kept aside")
+        func newChecksum() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let right = "sha256=" + TestContent.sha256(size: Self.size)
+            let agreed = try await ChildProcess.run("haul", ["get", "--checksum", right] + arguments.dropFirst())
+            #expect(agreed.status == 0, "\(agreed.error)")
+            #expect(origin.requests(to: "/f.bin").count == 1, "the recorded SHA-256 settles it")
+            let wrong = "md5=" + String(repeating: "0", count: 32)
+            let refused = try await ChildProcess.run("haul", ["get", "--checksum", wrong] + arguments.dropFirst())
+            #expect(refused.status == 3, "\(refused.error)")
+            #expect(!refused.error.contains("starting over"), "\(refused.error)")
+            try Self.expectComplete(directory)
+            let bad = try #require(directory.contents("f.bin.bad"))
+            #expect(TestContent.firstMismatch(bad, size: Self.size) == nil, "the server's bytes, kept aside")
+            await origin.stop()
+        }
+    }
+}
