@@ -21,8 +21,10 @@ struct ChangeWatcher: Sendable {
     }
 
     /// What other writers changed since the last look, or nil if nothing did. `known` is how many records the caller
-    /// holds.
-    mutating func look(at store: any DownloadStore, known: Int) -> Changes? {
+    /// holds, or with `unfinishedOnly`, how many unfinished ones (a caller that keeps the history on disk).
+    mutating func look(
+        at store: any DownloadStore, unfinishedOnly: Bool = false, known: () -> Int
+    ) -> Changes? {
         guard let token = try? store.changeToken(), token != lastToken else { return nil }
         lastToken = token
         // A margin, so a write committed while the last look ran is not missed.
@@ -30,7 +32,9 @@ struct ChangeWatcher: Sendable {
         lastLook = Date()
         let updated = (try? store.fetchUpdated(since: since)) ?? []
         var remaining: Set<DownloadID>?
-        if let count = try? store.count(), count != known { remaining = try? store.fetchIDs() }
+        if let count = try? unfinishedOnly ? store.unfinishedCount() : store.count(), count != known() {
+            remaining = try? store.fetchIDs()
+        }
         return Changes(updated: updated, remaining: remaining)
     }
 }

@@ -187,7 +187,9 @@ extension DownloadManager {
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
     /// the same requested destination, else one that writes the file given, or writes in the directory given.
     private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
-        let candidates = (urlIndex()[ResourceKey.of(url)] ?? []).compactMap { records[$0] }
+        let key = ResourceKey.of(url)
+        loadHistory(matching: key)
+        let candidates = (urlIndex()[key] ?? []).compactMap { records[$0] }
         if let same = candidates.first(where: { Self.sameDestination($0.requestedDestination, destination) }) {
             return same.downloadID
         }

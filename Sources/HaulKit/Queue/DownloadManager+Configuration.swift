@@ -64,6 +64,11 @@ extension DownloadManager {
         public var ownsItsDownloads = false
         /// How the owner of its downloads is named when ``ownsItsDownloads`` (with the process id). Default "haul".
         public var ownerLabel = "haul"
+        /// Whether the completed downloads (the history) are read into memory when the manager opens. When false
+        /// only the unfinished ones are, and a completed one is read from the database when it is asked for (by id,
+        /// by state, or when its URL is added again): a command that works on a few downloads costs the same with
+        /// 100,000 finished ones in its state. Every query answers the same either way. Default true.
+        public var keepsHistoryInMemory = true
         /// Whether this manager runs downloads. When false it only reads and edits the database: `add` queues,
         /// `pause` and `remove` take effect in the process that runs the download (a CLI's `list` or `pause` next to
         /// a running `haul run`). Default true.

@@ -88,7 +88,7 @@ extension DownloadManager {
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
     public func removeAll(deletingFiles: Bool = false) async {
-        try? await remove(records.ids.sorted(), deletingFiles: deletingFiles)
+        try? await remove(ids(in: Set(DownloadState.allCases)), deletingFiles: deletingFiles)
     }
 
     /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.

@@ -23,7 +23,10 @@ extension DownloadManager {
                 "another worker took over the download; stopping here", metadata: ["download": "\(id)"])
             await performAndWait(lifecycle.claimLost(id))
         }
-        if let changes = watcher.look(at: store, known: records.count) {
+        let changes = watcher.look(at: store, unfinishedOnly: historyOnDisk) {
+            historyOnDisk ? lifecycle.entries.values.reduce(0) { $1.phase == .completed ? $0 : $0 + 1 } : records.count
+        }
+        if let changes {
             // Until every change is taken in (the loop below waits), claims read the state again.
             viewToken = nil
             for stored in changes.updated {

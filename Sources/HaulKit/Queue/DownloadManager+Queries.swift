@@ -3,14 +3,17 @@ import Foundation
 extension DownloadManager {
     /// The state of one download, or nil if there is none with that id.
     public func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
-        records[id].map(snapshot(of:))
+        (records[id] ?? lookUp([id])[id]).map(snapshot(of:))
     }
 
     /// All downloads, oldest first, optionally only those in `states`.
     public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
         // Filter first: a few running downloads among 100,000 are found without sorting them all.
-        guard let states else { return records.inIDOrder.map(snapshot(of:)) }
-        return ids(in: states).compactMap { records[$0].map(snapshot(of:)) }
+        guard let states else {
+            return historyOnDisk
+                ? snapshots(of: ids(in: Set(DownloadState.allCases))) : records.inIDOrder.map(snapshot(of:))
+        }
+        return snapshots(of: ids(in: states))
     }
 
     /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.
@@ -18,6 +21,7 @@ extension DownloadManager {
         // The lifecycle's small entries, not the records, are scanned: it keeps every download's state.
         var ids: [DownloadID] = []
         for (id, entry) in lifecycle.entries where states.contains(entry.phase.state) { ids.append(id) }
+        if states.contains(.completed) { ids += historyIDs() }
         return ids.sorted()
     }
 
@@ -32,6 +36,9 @@ extension DownloadManager {
             for (id, entry) in lifecycle.entries where states.contains(entry.phase.state) {
                 keys.append((entry.priority, id))
             }
+            if states.contains(.completed) {
+                for record in lookUp(historyIDs()).values { keys.append((record.options.priority, record.downloadID)) }
+            }
             keys.sort { $0.priority != $1.priority ? $0.priority > $1.priority : $0.id < $1.id }
             return keys.map(\.id)
         case .finished:
@@ -40,6 +47,11 @@ extension DownloadManager {
                 guard let record = records[id] else { continue }
                 keys.append((record.completedAt ?? record.updatedAt, id))
             }
+            if states.contains(.completed) {
+                for record in lookUp(historyIDs()).values {
+                    keys.append((record.completedAt ?? record.updatedAt, record.downloadID))
+                }
+            }
             keys.sort { $0.date != $1.date ? $0.date < $1.date : $0.id < $1.id }
             return keys.map(\.id)
         }
@@ -47,7 +59,8 @@ extension DownloadManager {
 
     /// The snapshots of `ids`, in that order (unknown ids are left out).
     public func snapshots(of ids: [DownloadID]) -> [DownloadSnapshot] {
-        ids.compactMap { records[$0].map(snapshot(of:)) }
+        let found = lookUp(ids)
+        return ids.compactMap { found[$0].map(snapshot(of:)) }
     }
 
     /// Which worker of a shared queue (``Configuration/sharedQueue``) runs each download now, by its worker name;
@@ -56,17 +69,19 @@ extension DownloadManager {
 
     /// The state of one download, or nil if there is none with that id.
     public func state(of id: DownloadID) -> DownloadState? {
-        records[id]?.state
+        records[id]?.state ?? lookUp([id])[id]?.state
     }
 
     /// The states of `ids`, in that order (nil for an unknown id); one call for a batch just added.
     public func states(of ids: [DownloadID]) -> [DownloadState?] {
-        ids.map { records[$0]?.state }
+        let found = lookUp(ids)
+        return ids.map { found[$0]?.state }
     }
 
     /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
     public func count(in states: Set<DownloadState>) -> Int {
-        lifecycle.entries.values.reduce(0) { states.contains($1.phase.state) ? $0 + 1 : $0 }
+        let here = lifecycle.entries.values.reduce(0) { states.contains($1.phase.state) ? $0 + 1 : $0 }
+        return here + (states.contains(.completed) ? historyIDs().count : 0)
     }
 
     /// Every event of every download, from now on.
@@ -134,7 +149,9 @@ extension DownloadManager {
 
     /// Takes in `id` from the database if another process added it since the last look (the waits ask for it).
     private func adoptIfAddedElsewhere(_ id: DownloadID) {
-        if records[id] == nil, let stored = try? store.fetch(id) { perform(adopt(stored)) }
+        guard records[id] == nil, let stored = try? store.fetch(id) else { return }
+        if stored.state == .completed, historyOnDisk { return rememberHistory([stored]) }
+        perform(adopt(stored))
     }
 
     /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.

@@ -24,6 +24,9 @@ public actor DownloadManager {
     /// What this manager records as the owner of its downloads: its process, when it owns them
     /// (``Configuration/ownsItsDownloads``); nil when they are the queue's.
     nonisolated let ownerText: String?
+    /// Whether completed downloads are in the store and not in memory (``Configuration/keepsHistoryInMemory`` is
+    /// false and there were some when the manager opened): they are then read when asked for.
+    let historyOnDisk: Bool
     /// What every job is given from ``configuration``, made once (the download directory is standardised).
     let engineSettings: EngineSettings
 
@@ -131,17 +134,21 @@ public actor DownloadManager {
         // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000),
         // kept in local variables until all are read: each access to the actor's own was checked at run time (3% of
         // a start-up). No index by URL is kept yet (it is made when first needed).
-        let count = try store.count()
+        let keepsHistory = configuration.keepsHistoryInMemory
+        let count = try keepsHistory ? store.count() : store.unfinishedCount()
+        let history = keepsHistory ? 0 : try store.count() - count
+        historyOnDisk = history > 0
         var table = RecordTable()
         table.reserveCapacity(count)
         var held = reservations
         lifecycle.reserveCapacity(count)
         var loaded: [(id: DownloadID, state: DownloadState, priority: Int, owner: String?)] = []
         loaded.reserveCapacity(count)
-        try store.forEachRecord { record in
+        let load = { (record: DownloadRecord) in
             Self.remember(record, in: &table, holding: &held)
             loaded.append((record.downloadID, record.state, record.options.priority, record.owner))
         }
+        if keepsHistory { try store.forEachRecord(load) } else { try store.forEachUnfinishedRecord(load) }
         records = table
         reservations = held
         let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
@@ -415,7 +422,7 @@ public actor DownloadManager {
 
     func remember(_ record: DownloadRecord) {
         Self.remember(record, in: &records, holding: &reservations)
-        idsByURL?[record.url, default: []].append(record.downloadID)
+        idsByURL?[ResourceKey.of(record.url), default: []].append(record.downloadID)
     }
 
     /// Puts `record` in `table` and holds its destination in `reservations`.
@@ -436,7 +443,7 @@ public actor DownloadManager {
     }
 
     func existing(_ id: DownloadID) throws(DownloadError) -> DownloadRecord {
-        guard let record = records[id] else { throw .unknownDownload(id) }
+        guard let record = records[id] ?? loadHistory(id) else { throw .unknownDownload(id) }
         return record
     }
 
@@ -475,7 +482,7 @@ public actor DownloadManager {
         lifecycle.forgotten([id])
         guard let record = records.removeValue(forKey: id) else { return }
         hostKeys[id] = nil
-        idsByURL?[record.url]?.removeAll { $0 == id }
+        idsByURL?[ResourceKey.of(record.url)]?.removeAll { $0 == id }
         if let path = record.destinationPath { reservations.release(path, of: id) }
         hub.yield(id, .status(.removed))
     }

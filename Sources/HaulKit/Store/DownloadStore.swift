@@ -20,6 +20,18 @@ protocol DownloadStore: AnyObject, Sendable {
     /// Hands every record to `body`, oldest first, without holding them all at once (a queue of 100,000 is read at
     /// start-up). A row that cannot be read comes as a damaged record.
     func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError)
+    /// Hands every record that is not `completed` to `body`, oldest first: the queue and what can still change, not
+    /// the history of finished downloads (read on demand).
+    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError)
+    /// How many records are not `completed`.
+    func unfinishedCount() throws(DownloadError) -> Int
+    /// The ids of the `completed` records, oldest first.
+    func completedIDs() throws(DownloadError) -> [DownloadID]
+    /// The records of `ids` that exist, in id order.
+    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord]
+    /// The records whose URL is `base` or `base` followed by a query (`base?…`): the candidates when a download is
+    /// asked for again (``ResourceKey``).
+    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord]
     /// One record, or nil if there is none with that id.
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord?
     /// Records changed at or after `date` (by any writer).
@@ -130,6 +142,30 @@ extension DownloadStore {
 
     func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
         for record in try fetchAll() { body(record) }
+    }
+
+    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+        try forEachRecord { if $0.state != .completed { body($0) } }
+    }
+
+    func unfinishedCount() throws(DownloadError) -> Int {
+        var count = 0
+        try forEachUnfinishedRecord { _ in count += 1 }
+        return count
+    }
+
+    func completedIDs() throws(DownloadError) -> [DownloadID] {
+        try fetchAll().filter { $0.state == .completed }.map(\.downloadID)
+    }
+
+    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
+        var records: [DownloadRecord] = []
+        for id in ids.sorted() { if let record = try fetch(id) { records.append(record) } }
+        return records
+    }
+
+    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
+        try fetchAll().filter { $0.url == base || $0.url.hasPrefix(base + "?") }
     }
 
     /// True if a live owner elsewhere holds the claim of `id`.

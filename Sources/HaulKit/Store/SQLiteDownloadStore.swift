@@ -76,6 +76,55 @@ final class SQLiteDownloadStore: DownloadStore {
         try read { db in try DownloadRecordDecoder.forEach(db, sql: DownloadColumn.select + " ORDER BY id", body) }
     }
 
+    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+        // `state <> 'completed'` as the partial index says it (migration v6): only its rows are read.
+        try read { db in
+            try DownloadRecordDecoder.forEach(
+                db, sql: DownloadColumn.select + " WHERE \(Self.unfinished) ORDER BY id", body)
+        }
+    }
+
+    func unfinishedCount() throws(DownloadError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download WHERE \(Self.unfinished)") ?? 0 }
+    }
+
+    func completedIDs() throws(DownloadError) -> [DownloadID] {
+        try read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM download WHERE state = '\(DownloadState.completed.rawValue)' ORDER BY id"
+            ).map(DownloadID.init(rawValue:))
+        }
+    }
+
+    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
+        var records: [DownloadRecord] = []
+        let sorted = ids.sorted()
+        // At most 500 parameters a statement (older SQLite allows 999).
+        for start in stride(from: 0, to: sorted.count, by: 500) {
+            let chunk = sorted[start..<min(start + 500, sorted.count)]
+            try read { db in
+                try DownloadRecordDecoder.forEach(
+                    db,
+                    sql: DownloadColumn.select + " WHERE id IN \(DownloadColumn.placeholders(chunk.count)) ORDER BY id",
+                    arguments: StatementArguments(chunk.map(\.rawValue))
+                ) { records.append($0) }
+            }
+        }
+        return records
+    }
+
+    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
+        // A range of the URL index (migration v6): the URL itself, and those that go on with a query.
+        try read { db in
+            try DownloadRecordDecoder.fetchAll(
+                db, sql: DownloadColumn.select + " WHERE url = ? OR (url >= ? AND url < ?) ORDER BY id",
+                arguments: [base, base + "?", base + "@"])
+        }
+    }
+
+    /// The condition the partial index of unfinished downloads is made with (migration v6).
+    static let unfinished = "state <> '\(DownloadState.completed.rawValue)'"
+
     func fetchAll() throws(DownloadError) -> [DownloadRecord] {
         try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
     }

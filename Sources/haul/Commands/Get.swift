@@ -56,6 +56,8 @@ struct Get: AsyncParsableCommand {
         configuration.resumesStoredDownloads = false
         configuration.ownsItsDownloads = true
         configuration.ownerLabel = "haul get"
+        // The finished downloads of earlier commands are read only when one of them is asked for again.
+        configuration.keepsHistoryInMemory = false
         // A wrong URL or a server that is not running fails in seconds, as with curl and wget.
         if !transfer.pace.retryConnectionRefused { configuration.retry.firstContactAttempts = 3 }
         if spider {

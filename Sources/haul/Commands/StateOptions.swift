@@ -70,6 +70,8 @@ struct StateOptions: ParsableArguments {
         var configuration = configuration()
         configuration.runsDownloads = false
         configuration.resumesStoredDownloads = false
+        // A few downloads are edited (or the history paged through by `list`): finished ones are read when asked for.
+        configuration.keepsHistoryInMemory = false
         do {
             return try await DownloadManager(configuration: configuration)
         } catch {

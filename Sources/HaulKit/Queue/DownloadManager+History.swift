@@ -1,0 +1,52 @@
+import Foundation
+
+/// The completed downloads a manager does not keep in memory (``DownloadManager/Configuration/keepsHistoryInMemory``
+/// false): read from the store when they are asked for, so that queries answer as if they were all there.
+extension DownloadManager {
+    /// Reads completed download `id` from the store into memory (it is asked for by id: removed, resumed, verified);
+    /// nil when there is none, or it is not a completed one (those are all in memory).
+    func loadHistory(_ id: DownloadID) -> DownloadRecord? {
+        guard historyOnDisk, records[id] == nil, let stored = try? store.fetch(id), stored.state == .completed else {
+            return nil
+        }
+        rememberHistory([stored])
+        return stored
+    }
+
+    /// Takes completed records read from the store into memory, without announcing them (they are not new).
+    func rememberHistory(_ stored: [DownloadRecord]) {
+        for record in stored where records[record.downloadID] == nil {
+            remember(record)
+            _ = lifecycle.load(
+                record.downloadID, recorded: record.state, priority: record.options.priority, claimedElsewhere: false,
+                owner: record.owner == nil || record.owner == ownerText ? .queue : .gone)
+        }
+    }
+
+    /// The records of `ids`, from memory or, for history not in memory, from the store (without keeping them).
+    func lookUp(_ ids: [DownloadID]) -> [DownloadID: DownloadRecord] {
+        var found: [DownloadID: DownloadRecord] = [:]
+        var missing: [DownloadID] = []
+        for id in ids {
+            if let record = records[id] { found[id] = record } else { missing.append(id) }
+        }
+        if historyOnDisk, !missing.isEmpty, let stored = try? store.fetch(missing) {
+            for record in stored { found[record.downloadID] = record }
+        }
+        return found
+    }
+
+    /// The completed downloads in the store and not in memory, oldest first (none when the history is in memory).
+    func historyIDs() -> [DownloadID] {
+        guard historyOnDisk, let ids = try? store.completedIDs() else { return [] }
+        return ids.filter { records[$0] == nil }
+    }
+
+    /// The completed downloads of the store that a URL with `key` may be asked for again: read into memory.
+    func loadHistory(matching key: String) {
+        guard historyOnDisk else { return }
+        let base = key.firstIndex(of: "?").map { String(key[..<$0]) } ?? key
+        guard let stored = try? store.fetchRecords(urlBase: base) else { return }
+        rememberHistory(stored.filter { $0.state == .completed && ResourceKey.of($0.url) == key })
+    }
+}
