@@ -64,6 +64,16 @@ public final class ChildProcess: @unchecked Sendable {
         return (status, child.standardOutput, child.standardError)
     }
 
+    /// Runs the program at `path` to the end; returns its exit status and output.
+    public static func run(
+        path: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(120)
+    ) async throws -> (status: Int32, output: String, error: String) {
+        let child = try ChildProcess(
+            executable: URL(fileURLWithPath: path), arguments: arguments, environment: environment)
+        let status = try await child.wait(timeout: timeout)
+        return (status, child.standardOutput, child.standardError)
+    }
+
     public var pid: Int32 { process.processIdentifier }
 
     /// Sends `signal` to the process.

@@ -332,10 +332,19 @@ extension DownloadError {
             suggestion: "list the downloads to find the right id", isTransient: false)
     }
 
-    public static func stateDatabase(path: String, reason: String) -> DownloadError {
+    public static func stateDatabase(path: String, reason: String, suggestion: String? = nil) -> DownloadError {
         .init(
             code: .stateDatabase, summary: "state database \(path): \(reason)",
-            suggestion: "check that the directory is writable and the file is not corrupt", isTransient: false)
+            suggestion: suggestion ?? "check that the directory is writable and the file is not corrupt",
+            isTransient: false)
+    }
+
+    /// The state database at `path` is not a database (overwritten, truncated, another file).
+    public static func damagedStateDatabase(path: String, reason: String) -> DownloadError {
+        .stateDatabase(
+            path: path, reason: "it is damaged (\(reason))",
+            suggestion: "move it away (\(path).damaged, say) and run again: Haul starts a new one, and the files "
+                + "already downloaded stay; or give another --state-dir")
     }
 
     /// The shared PostgreSQL queue at `location` (its URL, password masked) cannot be reached or used.

@@ -51,6 +51,16 @@ final class SQLiteDownloadStore: DownloadStore {
             locks = try DownloadLocks(path: path + "-locks")
         } catch let error as DownloadError {
             throw error
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
+        {
+            throw .damagedStateDatabase(path: path, reason: error.message ?? "\(error.resultCode)")
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN
+        {
+            throw .stateDatabase(
+                path: path, reason: error.message ?? "\(error.resultCode)",
+                suggestion: "make the state directory and its files writable by you, or give another --state-dir")
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
         }

@@ -1,0 +1,173 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension EndToEnd {
+    /// The part file and the state database touched between runs, a full disk, a read-only destination: each ends
+    /// byte-exact once the user fixes the cause, or with a clear error naming it, never with a success over wrong
+    /// bytes.
+    @Suite("haul with its part file and state in trouble")
+    struct StateTroubleCommandTests {
+        static let size = 6 * 1024 * 1024 + 7
+
+        /// An origin serving `/t.bin` slowly, a directory, the arguments, and a first run interrupted at 2 MiB.
+        static func interrupted() async throws -> (TestOrigin, TemporaryDirectory, [String]) {
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/t.bin", size: size)
+            origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+            let directory = TemporaryDirectory()
+            let arguments = [
+                "get", "-q", "-x", "1", "--state-dir", directory.file("state").path, "-d", directory.path,
+                url.absoluteString,
+            ]
+            let first = try ChildProcess(product: "haul", arguments: arguments)
+            if !(try await waitForFile(directory.file("t.bin.part").path, atLeast: 2 << 20)) {
+                Issue.record("no progress")
+            }
+            first.send(SIGINT)
+            _ = try await first.wait()
+            origin.setFaults { $0.bytesPerSecond = nil }
+            return (origin, directory, arguments)
+        }
+
+        static func expectComplete(_ directory: TemporaryDirectory) throws {
+            let data = try #require(directory.contents("t.bin"))
+            #expect(TestContent.firstMismatch(data, size: size) == nil)
+        }
+
+        @Test(
+            "the part file truncated, extended with garbage or deleted between runs: byte-exact",
+            arguments: ["truncated", "garbage", "deleted"])
+        func partFileTouched(how: String) async throws {
+            let (origin, directory, arguments) = try await Self.interrupted()
+            let part = directory.file("t.bin.part")
+            switch how {
+            case "truncated": try FileHandle(forWritingTo: part).truncate(atOffset: 100_000)
+            case "garbage":
+                let handle = try FileHandle(forWritingTo: part)
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data(repeating: 0xEE, count: 300_000))
+                try handle.close()
+            default: try FileManager.default.removeItem(at: part)
+            }
+            let rerun = try await ChildProcess.run("haul", arguments)
+            #expect(rerun.status == 0, "\(rerun.error)")
+            try Self.expectComplete(directory)
+            if how == "truncated" {
+                #expect(origin.requests(to: "/t.bin").last?.range == "bytes=\(100_000 - 64 * 1024)-")
+            }
+            await origin.stop()
+        }
+
+        @Test("the state database deleted: the part file is neither trusted nor deleted; the file comes byte-exact")
+        func stateDeleted() async throws {
+            let (origin, directory, arguments) = try await Self.interrupted()
+            let leftover = try #require(directory.contents("t.bin.part"))
+            try FileManager.default.removeItem(at: directory.file("state"))
+            let rerun = try await ChildProcess.run("haul", arguments)
+            #expect(rerun.status == 0, "\(rerun.error)")
+            // The part file has no record: it may be another state directory's, so it is kept, and the file takes
+            // the next free name.
+            let data = try #require(directory.contents("t (1).bin"))
+            #expect(TestContent.firstMismatch(data, size: Self.size) == nil)
+            #expect(directory.contents("t.bin.part") == leftover)
+            #expect(origin.requests(to: "/t.bin").last?.range?.hasPrefix("bytes=0-") == true, "nothing trusted")
+            await origin.stop()
+        }
+
+        @Test("the state database damaged: exit 4, naming the file and what to do; the partial file is kept")
+        func stateDamaged() async throws {
+            let (origin, directory, arguments) = try await Self.interrupted()
+            let state = directory.file("state")
+            for name in try FileManager.default.contentsOfDirectory(atPath: state.path) where name.contains("-wal") {
+                try FileManager.default.removeItem(at: state.appendingPathComponent(name))
+            }
+            try Data(repeating: 0x42, count: 8192).write(to: state.appendingPathComponent("haul.sqlite"))
+            let rerun = try await ChildProcess.run("haul", arguments)
+            #expect(rerun.status == 4, "\(rerun.error)")
+            #expect(rerun.error.contains("haul.sqlite") && rerun.error.contains("damaged"), "\(rerun.error)")
+            #expect(rerun.error.contains("move it away"), "\(rerun.error)")
+            #expect(FileManager.default.fileExists(atPath: directory.file("t.bin.part").path))
+            await origin.stop()
+        }
+
+        @Test("a full disk, then space freed: exit 4 saying so, then resumed where it stopped, byte-exact")
+        func fullDisk() async throws {
+            guard getuid() == 0 else {
+                print("skipped: mounting a small file system needs root (CI runs it)")
+                return
+            }
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/t.bin", size: Self.size)
+            let directory = TemporaryDirectory()
+            let mount = directory.file("small")
+            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+            guard
+                try await ChildProcess.run(path: "/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mount.path])
+                    .status == 0
+            else {
+                print("skipped: tmpfs cannot be mounted here")
+                return
+            }
+            let arguments = [
+                "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", mount.path, url.absoluteString,
+            ]
+            let full = try await ChildProcess.run("haul", arguments)
+            #expect(full.status == 4, "\(full.error)")
+            #expect(full.error.contains("no space left"), "\(full.error)")
+            let kept = try #require(fileSize(mount.appendingPathComponent("t.bin.part").path))
+            #expect(kept > 1 << 20, "what was downloaded is kept")
+            #expect(try await ChildProcess.run(path: "/bin/mount", ["-o", "remount,size=16m", mount.path]).status == 0)
+            let freed = try await ChildProcess.run("haul", arguments)
+            #expect(freed.status == 0, "\(freed.error)")
+            let data = try #require(FileManager.default.contents(atPath: mount.appendingPathComponent("t.bin").path))
+            #expect(TestContent.firstMismatch([UInt8](data), size: Self.size) == nil)
+            #expect(origin.requests(to: "/t.bin").last?.range == "bytes=\(kept - 64 * 1024)-", "resumed")
+            _ = try await ChildProcess.run(path: "/bin/umount", [mount.path])
+            await origin.stop()
+        }
+
+        @Test("a read-only destination: exit 4 naming it; once writable, the same command completes")
+        func readOnlyDestination() async throws {
+            guard getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+                print("skipped: root without setpriv writes anywhere")
+                return
+            }
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/t.bin", size: 200_000)
+            let directory = TemporaryDirectory()
+            let locked = directory.file("locked")
+            try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked.path)
+            // As root, without the capability that writes anywhere.
+            let haul = try ChildProcess.locate("haul").path
+            let (program, prefix) =
+                getuid() == 0
+                ? (
+                    "/usr/bin/setpriv",
+                    [
+                        "--inh-caps=-dac_override,-dac_read_search",
+                        "--bounding-set=-dac_override,-dac_read_search", haul,
+                    ]
+                ) : (haul, [])
+            let arguments = [
+                "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", locked.path, url.absoluteString,
+            ]
+            let refused = try await ChildProcess.run(path: program, prefix + arguments)
+            #expect(refused.status == 4, "\(refused.error)")
+            #expect(refused.error.contains(locked.path) && refused.error.contains("ermission"), "\(refused.error)")
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: locked.path)
+            let allowed = try await ChildProcess.run(path: program, prefix + arguments)
+            #expect(allowed.status == 0, "\(allowed.error)")
+            let data = try #require(FileManager.default.contents(atPath: locked.appendingPathComponent("t.bin").path))
+            #expect(TestContent.firstMismatch([UInt8](data), size: 200_000) == nil)
+            await origin.stop()
+        }
+    }
+}
