@@ -395,6 +395,10 @@ public final class TestOrigin: Sendable {
         if let encoding = resource.contentEncoding { fields.append(("Content-Encoding", encoding)) }
         if resource.gzipped { fields.append(("Content-Encoding", "gzip")) }
         fields += resource.headers
+        if resource.sendsValidators, request.headers.first(name: "If-Modified-Since") == resource.lastModified {
+            // Not modified since: nginx's exact match, before any range.
+            return try await sendHead(304, fields + [("Content-Length", "0")], nil)
+        }
         let gzipBody = resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil
         let size = gzipBody?.count ?? resource.size
         let zeroFrom = resource.size - resource.zeroTail

@@ -111,6 +111,39 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("-N on a completed download asks the server: not newer keeps the file, nothing fetched")
+        func conditional() async throws {
+            let (origin, directory, arguments) = try await Self.setUp(["-N"])
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let again = try await ChildProcess.run("haul", arguments)
+            #expect(again.status == 0, "\(again.error)")
+            let requests = origin.requests(to: "/f.bin")
+            #expect(requests.count == 2, "the server was asked")
+            #expect(requests.last?.header("If-Modified-Since") != nil)
+            #expect(origin.bodyBytesSent(to: "/f.bin") == Self.size, "nothing fetched the second time")
+            try Self.expectComplete(directory)
+            await origin.stop()
+        }
+
+        @Test("haul remove --completed, --failed and --older-than prune the list, keeping the files")
+        func prune() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            #expect(try await ChildProcess.run("haul", arguments).status == 0)
+            let state = ["--state-dir", directory.file("state").path]
+            let missing = origin.url("/missing.bin").absoluteString
+            #expect(
+                try await ChildProcess.run("haul", ["get", "-q", "-d", directory.path, missing] + state).status == 8)
+            let recent = try await ChildProcess.run("haul", ["remove", "--completed", "--older-than", "1d"] + state)
+            #expect(recent.status == 0 && recent.output.isEmpty, "nothing older than a day: \(recent.output)")
+            let pruned = try await ChildProcess.run("haul", ["remove", "--completed"] + state)
+            #expect(pruned.output == "#1 removed\n", "\(pruned.output) \(pruned.error)")
+            try Self.expectComplete(directory)
+            let list = try await ChildProcess.run("haul", ["list"] + state)
+            #expect(list.output.contains("failed") && !list.output.contains("completed"), "\(list.output)")
+            #expect(try await ChildProcess.run("haul", ["remove", "--failed"] + state).output == "#2 removed\n")
+            await origin.stop()
+        }
+
         @Test("a new --checksum is checked against the finished file: one it fails is fetched again and kept aside")
         func newChecksum() async throws {
             let (origin, directory, arguments) = try await Self.setUp()

@@ -8,15 +8,10 @@ extension DownloadManager {
     func fileComparison(of record: DownloadRecord) -> FileFingerprint.Comparison {
         guard let path = record.destinationPath else { return .missing }
         if let fingerprint = record.fingerprint { return fingerprint.compare(withFileAt: path) }
-        switch FileSystem.entry(at: path) {
-        case .none: return .missing
-        case .directory: return .replaced(what: "a directory")
-        case .symbolicLink: return .replaced(what: "a symbolic link")
-        case .other: return .replaced(what: "something other than a file")
-        case .regularFile(let size):
-            guard let total = record.transfer.totalBytes, size != total else { return .unchanged }
-            return size < total ? .shorter(size: size) : .changed(size: size)
-        }
+        let entry = FileSystem.entry(at: path)
+        guard case .regularFile(let size) = entry else { return FileFingerprint.notAFile(entry) }
+        guard let total = record.transfer.totalBytes, size != total else { return .unchanged }
+        return size < total ? .shorter(size: size) : .changed(size: size)
     }
 
     /// Before a completed download is said to be complete again (added again, resumed): if its file changed on disk,

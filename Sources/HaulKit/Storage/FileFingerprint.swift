@@ -67,15 +67,20 @@ struct FileFingerprint: Sendable, Equatable {
 
     /// Compares the file now at `path` with this fingerprint (size, modification time, identity; never its bytes).
     func compare(withFileAt path: String) -> Comparison {
-        switch FileSystem.entry(at: path) {
-        case .none: return .missing
-        case .directory: return .replaced(what: "a directory")
-        case .symbolicLink: return .replaced(what: "a symbolic link")
-        case .other: return .replaced(what: "something other than a file")
-        case .regularFile(let size):
-            guard let now = Self.of(path: path) else { return .missing }
-            if now.size == self.size, now.modified == modified, now.identity == identity { return .unchanged }
-            return size < self.size ? .shorter(size: size) : .changed(size: size)
+        let entry = FileSystem.entry(at: path)
+        guard case .regularFile(let size) = entry else { return Self.notAFile(entry) }
+        guard let now = Self.of(path: path) else { return .missing }
+        if now.size == self.size, now.modified == modified, now.identity == identity { return .unchanged }
+        return size < self.size ? .shorter(size: size) : .changed(size: size)
+    }
+
+    /// What is at a path where a regular file is expected, when it is not one: nothing, or something else.
+    static func notAFile(_ entry: FileSystem.Entry) -> Comparison {
+        switch entry {
+        case .none, .regularFile: .missing
+        case .directory: .replaced(what: "a directory")
+        case .symbolicLink: .replaced(what: "a symbolic link")
+        case .other: .replaced(what: "something other than a file")
         }
     }
 

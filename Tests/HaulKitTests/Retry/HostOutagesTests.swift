@@ -100,3 +100,49 @@ struct HostOutagesTests {
         #expect(slow.admit("a:80", at: .seconds(90)) == .probe)
     }
 }
+
+/// The first-contact rule (`RetryPolicy.firstContactAttempts`): a host that never answered and cannot be reached at
+/// all fails its downloads at once; one that answered once, or failed otherwise, is waited for.
+@Suite("Host outages: first contact")
+struct FirstContactTests {
+    private let refused = DownloadError.networkFailure("could not connect to a:80 (connection refused)")
+    private let reset = DownloadError.networkFailure("connection reset by peer")
+
+    private func table() -> HostOutages {
+        HostOutages(limit: .seconds(90), probeInterval: .seconds(60), firstContactAttempts: 3)
+    }
+
+    @Test("three unreachable attempts to a host that never answered: a final error, for its other downloads too")
+    func unreachable() throws {
+        var outages = table()
+        #expect(outages.failed("a:80", with: refused, unreachable: true, at: .zero) == nil)
+        #expect(outages.failed("a:80", with: refused, unreachable: true, at: .seconds(1)) == nil)
+        let final = try #require(outages.failed("a:80", with: refused, unreachable: true, at: .seconds(2)))
+        #expect(final.code == .networkFailure && !final.isTransient)
+        #expect(final.suggestion.contains("--retry-connrefused"))
+        guard case .refuse(let error) = outages.admit("a:80", at: .seconds(3)) else {
+            Issue.record("another download of the host was let through")
+            return
+        }
+        #expect(error == final)
+        #expect(outages.admit("b:80", at: .seconds(3)) == .send)
+    }
+
+    @Test("a host that answered once, or failed otherwise than unreachable, is retried as before")
+    func patient() {
+        var answered = table()
+        answered.answered("a:80")
+        for second in 0..<5 {
+            #expect(answered.failed("a:80", with: refused, unreachable: true, at: .seconds(second)) == nil)
+        }
+        var mixed = table()
+        #expect(mixed.failed("a:80", with: reset, at: .zero) == nil)
+        for second in 1..<5 {
+            #expect(mixed.failed("a:80", with: refused, unreachable: true, at: .seconds(second)) == nil)
+        }
+        var off = HostOutages(limit: .seconds(90), probeInterval: .seconds(60))
+        for second in 0..<5 {
+            #expect(off.failed("a:80", with: refused, unreachable: true, at: .seconds(second)) == nil)
+        }
+    }
+}
