@@ -78,6 +78,8 @@ struct Aria2Status {
         case "complete":
             put("errorCode", "0")
             put("errorMessage", "")
+            // Beyond aria2: the file on disk is not the one Haul completed (its size, time or identity differ).
+            if let change = snapshot.fileChange { put("fileChange", .string(change)) }
         case "error":
             put("errorCode", .string(errorCode(snapshot.lastError)))
             put("errorMessage", .string(snapshot.lastError?.summary ?? "failed"))
