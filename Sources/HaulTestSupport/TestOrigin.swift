@@ -424,6 +424,7 @@ public final class TestOrigin: Sendable {
             }
         }
         let length = max(0, end - start + 1)
+        fields += resource.digestFields(first: start, last: end, version: resource.version)
         if resource.chunked {
             fields.append(("Transfer-Encoding", "chunked"))
         } else {

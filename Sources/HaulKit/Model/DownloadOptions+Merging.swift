@@ -20,6 +20,7 @@ extension DownloadOptions {
         if newer.redirects != defaults.redirects { merged.redirects = newer.redirects }
         if !newer.mirrors.isEmpty { merged.mirrors = newer.mirrors }
         if newer.existingFile != defaults.existingFile { merged.existingFile = newer.existingFile }
+        if newer.serverDigests != defaults.serverDigests { merged.serverDigests = newer.serverDigests }
         return merged
     }
 }

@@ -37,6 +37,9 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     public var mirrors: [URL]
     /// What to do when the destination already holds a file Haul did not write; see ``ExistingFilePolicy``.
     public var existingFile: ExistingFilePolicy
+    /// Whether the digests servers state (`Repr-Digest`, `Content-Digest`, `Digest`, `Content-MD5`, `x-goog-hash`,
+    /// `x-amz-checksum-*`) are verified, and whether Haul asks for them. Default ``ServerDigestPolicy/verify``.
+    public var serverDigests: ServerDigestPolicy
 
     public init(
         checksum: Checksum? = nil,
@@ -49,7 +52,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         credentials: Credentials? = nil,
         redirects: RedirectPolicy = .init(),
         mirrors: [URL] = [],
-        existingFile: ExistingFilePolicy = .automatic
+        existingFile: ExistingFilePolicy = .automatic,
+        serverDigests: ServerDigestPolicy = .verify
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -62,11 +66,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.redirects = redirects
         self.mirrors = mirrors
         self.existingFile = existingFile
+        self.serverDigests = serverDigests
     }
 
     private enum CodingKeys: String, CodingKey {
         case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
-        case mirrors, existingFile
+        case mirrors, existingFile, serverDigests
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -83,6 +88,7 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
         mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
         existingFile = try container.decodeIfPresent(ExistingFilePolicy.self, forKey: .existingFile) ?? .automatic
+        serverDigests = try container.decodeIfPresent(ServerDigestPolicy.self, forKey: .serverDigests) ?? .verify
     }
 }
 

@@ -59,6 +59,9 @@ enum DownloadSchema {
                 t.add(column: "sha256", .text)
             }
         }
+        migrator.registerMigration("v6: what a completed file was verified against") { db in
+            try db.alter(table: "download") { t in t.add(column: "verification", .text) }
+        }
         return migrator
     }
 

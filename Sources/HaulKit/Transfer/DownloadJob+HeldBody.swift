@@ -23,7 +23,8 @@ extension DownloadJob {
     /// Receives the whole body of a small new file into memory; ``finish(follower:)`` hands it to the finishing
     /// group. A body that does not complete is written to its part file first (``spill(_:validator:fresh:)``).
     mutating func receiveHeld(
-        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?
+        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?,
+        part: Int? = nil
     ) async throws -> AttemptResult {
         guard let total = validator.totalBytes else { throw DownloadError.internalError("a held body needs its size") }
         let bytes = HeldBody()
@@ -35,8 +36,14 @@ extension DownloadJob {
                 return total - position
             }
         } catch {
+            ledger.abandonPart(part)
             await spill(bytes, validator: validator, fresh: fresh)
             throw error
+        }
+        if case .ended(let position, _) = ending, position == total {
+            ledger.endPart(part, complete: true, end: total)
+        } else {
+            ledger.abandonPart(part)
         }
         switch ending {
         case .ended(let position, _) where position == total:

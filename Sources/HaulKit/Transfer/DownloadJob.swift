@@ -70,7 +70,9 @@ struct DownloadJob {
     var expectedSHA256: String?
     /// Hashes the part file behind the writer: the SHA-256 every completed file keeps, and the checksum the file
     /// must match (see ``startFollower()``).
-    var follower: Task<[Checksum.Algorithm: String], any Error>?
+    var follower: Task<[DigestAlgorithm: String], any Error>?
+    /// What the server stated about the file and each response's bytes, and what the follower found.
+    let ledger: DigestLedger
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
@@ -85,6 +87,7 @@ struct DownloadJob {
         target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
         mirrors =
             record.options.mirrors.isEmpty ? .empty : MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
+        ledger = DigestLedger(verifies: record.options.serverDigests.verifies)
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             startingWith: 0)
@@ -104,7 +107,7 @@ struct DownloadJob {
     mutating func startFollower() {
         follower?.cancel()
         let follower = ChecksumFollower(
-            checksum: record.options.checksum?.algorithm, state: state, clock: settings.tickClock)
+            checksum: record.options.checksum?.algorithm, state: state, ledger: ledger, clock: settings.tickClock)
         self.follower = Task(executorPreference: TaskPlacement.offLoop) { try await follower.digests() }
     }
 
@@ -139,8 +142,12 @@ struct DownloadJob {
         }
         var final = outcome.record
         if case .completed = outcome {
-            // The last word on its size, even when the monitor never ticked (a small file).
+            // The last word on its size, even when the monitor never ticked (a small file), and on what it was
+            // verified against.
             environment.events.yield(id, .progress(state.progress))
+            if let verification = final.fingerprint?.verification {
+                environment.events.yield(id, .verified(verification))
+            }
         } else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
@@ -267,6 +274,14 @@ struct DownloadJob {
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
             }
+            let part: Int?
+            do throws(DigestLedger.Conflict) {
+                part = try ledger.note(
+                    head.digests, representation: true, bodyStart: offset, length: head.contentLength,
+                    generation: state.current.generation, source: finalURL.absoluteString)
+            } catch {
+                return try restartForChangedDigest(error)
+            }
             record.transfer.finalURL = finalURL.absoluteString
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
@@ -278,7 +293,7 @@ struct DownloadJob {
                 record.transfer.record(validator)
                 state.update { $0.total = total }
                 return try await receiveHeld(
-                    response.body, validator: validator, fresh: fresh, contentLength: head.contentLength)
+                    response.body, validator: validator, fresh: fresh, contentLength: head.contentLength, part: part)
             } else {
                 try await beginPartData(validator, head: head, url: finalURL)
             }
@@ -293,13 +308,14 @@ struct DownloadJob {
             {
                 let board = try startSegments(total: total, done: offset)
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
-                return try await runSegmented(board, opening: .init(body: response.body, start: offset, end: end))
+                return try await runSegmented(
+                    board, opening: .init(body: response.body, start: offset, end: end, part: part))
             }
             // A bounded range of a file whose size the server does not tell ends where we asked, not at the end.
             let endsTheFile = head.status != 206 || !bounded || record.transfer.totalBytes != nil
             return try await receive(
                 response.body, from: offset, verifying: restart == nil ? overlap : 0,
-                contentLength: head.contentLength, endsTheFile: endsTheFile)
+                contentLength: head.contentLength, endsTheFile: endsTheFile, part: part)
         }
     }
 
@@ -316,14 +332,23 @@ struct DownloadJob {
         record.transfer.finalURL = finalURL?.absoluteString ?? record.url
         try await beginPartData(validator, head: head, url: finalURL)
         state.update { $0.total = record.transfer.totalBytes }
+        let part: Int?
+        do throws(DigestLedger.Conflict) {
+            part = try ledger.note(
+                head.digests, representation: true, bodyStart: 0, length: head.contentLength,
+                generation: state.current.generation, source: record.transfer.finalURL ?? record.url)
+        } catch {
+            return try restartForChangedDigest(error)
+        }
         return try await receive(
-            response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
+            response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true, part: part)
     }
 
     var requestProfile: RequestProfile {
         RequestProfile(
-            userAgent: settings.userAgent, custom: record.options.headers, credentials: record.options.credentials,
-            redirects: record.options.redirects)
+            userAgent: settings.userAgent,
+            custom: record.options.headers + (record.options.serverDigests == .ask ? Self.digestWishes : []),
+            credentials: record.options.credentials, redirects: record.options.redirects)
     }
 
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
@@ -452,6 +477,7 @@ struct DownloadJob {
         record.transfer.durableBytes = min(record.transfer.durableBytes, offset)
         if offset == 0 {
             record.transfer.hasPartData = false
+            ledger.reset()
             mirrors.forgetServedBytes()
             expectedSHA256 = nil
         }
@@ -474,18 +500,29 @@ struct DownloadJob {
     /// `endsTheFile` is false for a bounded range of a file of unknown size: its end is not the file's end.
     mutating func receive(
         _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?,
-        endsTheFile: Bool
+        endsTheFile: Bool, part: Int? = nil
     ) async throws -> AttemptResult {
         guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
         followPartFile()
         let total = record.transfer.totalBytes
         let start = offset + overlap
         let state = state
-        let ending = try await writer(file).write(
-            body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
-        ) { count, position in
-            if let failure = state.didWrite(count, through: position) { throw failure }
-            return total.map { $0 - position } ?? .max
+        let ending: BodyWriter.Ending
+        do {
+            ending = try await writer(file).write(
+                body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
+            ) { count, position in
+                if let failure = state.didWrite(count, through: position) { throw failure }
+                return total.map { $0 - position } ?? .max
+            }
+        } catch {
+            ledger.abandonPart(part)
+            throw error
+        }
+        if case .ended(let position, let received) = ending {
+            ledger.endPart(part, complete: contentLength.map { received >= $0 } ?? true, end: position)
+        } else {
+            ledger.abandonPart(part)
         }
         switch ending {
         case .mismatch:

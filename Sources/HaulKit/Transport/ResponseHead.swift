@@ -11,6 +11,8 @@ struct ResponseHead: Sendable, Equatable {
     var contentEncoding: String?
     var contentDisposition: String?
     var retryAfter: Duration?
+    /// The digests the response states, of the whole file and of its own content.
+    var digests = ServerDigests()
 
     var validator: ResourceValidator {
         ResourceValidator(

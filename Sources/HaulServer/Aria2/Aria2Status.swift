@@ -38,7 +38,7 @@ struct Aria2Status {
             case .tooManyRedirects, .redirectLoop: 23
             case .invalidURL, .invalidRequest: 28
             case .rateLimited: 29
-            case .checksumMismatch: 32
+            case .checksumMismatch, .serverDigestMismatch: 32
             case .interrupted: 7
             case .fileChanged: 13
             default: 1
@@ -78,6 +78,9 @@ struct Aria2Status {
         case "complete":
             put("errorCode", "0")
             put("errorMessage", "")
+            // Haul's own key (aria2 clients ignore it): what the file was verified against. aria2's
+            // `verifiedLength` and `verifyIntegrityPending` mean a hash check under way, which a complete file is not.
+            if let verification = snapshot.verification { put("verification", .string(verification.description)) }
         case "error":
             put("errorCode", .string(errorCode(snapshot.lastError)))
             put("errorMessage", .string(snapshot.lastError?.summary ?? "failed"))

@@ -43,6 +43,18 @@ struct RequestOptions: ParsableArguments {
     var mirrors: [String] = []
 
     @Flag(
+        name: .customLong("no-verify-server-digest"),
+        help: ArgumentHelp(
+            "Do not verify the digests the server states (Repr-Digest, Content-Digest, Digest, Content-MD5, "
+                + "x-goog-hash, x-amz-checksum-*); verified by default."))
+    var noVerifyServerDigest = false
+
+    @Flag(
+        name: .customLong("ask-digest"),
+        help: "Ask the server for the file's digest (Want-Repr-Digest, Want-Digest) and verify it.")
+    var askDigest = false
+
+    @Flag(
         name: .customLong("no-clobber"),
         help:
             "Keep a file already at the destination and download nothing (default: -o replaces it, -d saves as 'NAME (1).EXT')."
@@ -113,6 +125,9 @@ struct RequestOptions: ParsableArguments {
             throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
         }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
+        if noVerifyServerDigest, askDigest {
+            throw ValidationError("--ask-digest asks for a digest to verify; it excludes --no-verify-server-digest")
+        }
         if let shared { throw ValidationError("two downloads would write \(shared.path): give each its own out= name") }
         _ = try downloadOptions(prompting: false)
     }
@@ -214,6 +229,7 @@ struct RequestOptions: ParsableArguments {
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic
+        options.serverDigests = noVerifyServerDigest ? .ignore : askDigest ? .ask : .verify
         do {
             if let user = account.user {
                 let (name, password) = try Credentials.parsing(user)
