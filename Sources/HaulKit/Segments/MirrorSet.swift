@@ -14,6 +14,8 @@ final class MirrorSet: Sendable {
         case checking
         case admitted
         case dropped(reason: String)
+        /// It took over from the download's URL, which failed: it is the download's source now, not a mirror.
+        case source
     }
 
     /// Where a connection fetches from.
@@ -28,6 +30,8 @@ final class MirrorSet: Sendable {
     private let statuses: Mutex<[Status]>
     /// Confirmed bytes each mirror wrote into the part file in this generation of it.
     private let served: Mutex<[Int64]>
+    /// Bytes the download's own source wrote, by URL (the added URL, or a mirror that took over from it).
+    private let sources = Mutex<[String: Int64]>([:])
 
     /// No mirrors: one set shared by every download without any (nothing in it ever changes).
     static let empty = MirrorSet(urls: [])
@@ -46,8 +50,10 @@ final class MirrorSet: Sendable {
     func source(for index: Int) -> Source {
         statuses.withLock { statuses in
             let live = statuses.indices.filter {
-                if case .dropped = statuses[$0] { return false }
-                return true
+                switch statuses[$0] {
+                case .dropped, .source: return false
+                case .unchecked, .checking, .admitted: return true
+                }
             }
             guard index > 0, !live.isEmpty else { return .primary }
             let slot = (index - 1) % (live.count + 1)
@@ -59,7 +65,7 @@ final class MirrorSet: Sendable {
                 return .mirror(index: chosen, url: urls[chosen], needsCheck: true)
             case .checking: return .primary
             case .admitted: return .mirror(index: chosen, url: urls[chosen], needsCheck: false)
-            case .dropped: return .primary
+            case .dropped, .source: return .primary
             }
         }
     }
@@ -72,10 +78,46 @@ final class MirrorSet: Sendable {
     @discardableResult
     func drop(_ index: Int, reason: String) -> Bool {
         statuses.withLock { statuses in
-            if case .dropped = statuses[index] { return false }
-            statuses[index] = .dropped(reason: reason)
-            return true
+            switch statuses[index] {
+            case .dropped, .source: return false
+            case .unchecked, .checking, .admitted:
+                statuses[index] = .dropped(reason: reason)
+                return true
+            }
         }
+    }
+
+    /// The download's URL failed: the first mirror still live becomes the download's source (no longer a mirror).
+    /// Nil when none is left.
+    func takeOver() -> (index: Int, url: String)? {
+        statuses.withLock { statuses in
+            let next = statuses.indices.first {
+                switch statuses[$0] {
+                case .dropped, .source: false
+                case .unchecked, .checking, .admitted: true
+                }
+            }
+            guard let next else { return nil }
+            statuses[next] = .source
+            return (next, urls[next])
+        }
+    }
+
+    /// Counts `bytes` written from the download's own source at `url` (the added URL, or a mirror that took over).
+    func credit(_ bytes: Int64, to url: String) {
+        // The shared empty set counts nothing: a download without mirrors has one source.
+        guard bytes > 0, !urls.isEmpty else { return }
+        sources.withLock { $0[url, default: 0] += bytes }
+    }
+
+    /// The bytes of the part file (since it was last cut back to 0) by the URL that served them: the download's own
+    /// source and each mirror, in the order first credited.
+    var servedBytes: [(url: String, bytes: Int64)] {
+        let own = sources.withLock { $0 }
+        let mirrors = served.withLock { served in served.indices.map { (urls[$0], served[$0]) } }
+        var merged: [String: Int64] = own
+        for (url, bytes) in mirrors where bytes > 0 { merged[url, default: 0] += bytes }
+        return merged.filter { $0.value > 0 }.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
     }
 
     /// Counts `bytes` mirror `index` wrote and the primary confirmed.
@@ -91,6 +133,7 @@ final class MirrorSet: Sendable {
     /// The part file was cut back to 0: no mirror's bytes are in it any more.
     func forgetServedBytes() {
         served.withLock { $0 = Array(repeating: 0, count: $0.count) }
+        sources.withLock { $0 = [:] }
     }
 
     /// The mirrors dropped so far and why.

@@ -165,20 +165,21 @@ struct SegmentedTransfer: Sendable {
                 board.requesting(segment.id, through: end)
                 generation = used
                 let response = try await environment.session.get(
-                    primary, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange,
-                    logger: logger
+                    primary, home: await target.home, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    ifRange: validator.ifRange, logger: logger
                 ).response
                 let head: ResponseHead
                 (body, head) = try accept(response, url: primary, start: start, overlap: overlap)
                 part = try noteDigests(head, start: start, source: primary, representation: true)
             case .mirror(let mirror, let url, let needsCheck):
                 if needsCheck {
-                    try await check(mirror: url, home: primary)
+                    try await check(mirror: url, home: await target.home ?? primary)
                     mirrors.admit(mirror)
                 }
                 board.requesting(segment.id, through: end)
                 let response = try await environment.session.get(
-                    url, home: primary, profile: profile, range: "bytes=\(start)-\(end - 1)", logger: logger
+                    url, home: await target.home ?? primary, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    logger: logger
                 ).response
                 body = try acceptFromMirror(response, start: start, end: end)
                 part = try noteDigests(ResponseHead(response, now: Date()), start: start, source: url)
@@ -189,7 +190,9 @@ struct SegmentedTransfer: Sendable {
         defer { state.update { $0.activeConnections -= 1 } }
         guard case .mirror(let mirror, _, _) = source else {
             do {
-                return try await write(body, segment: segment, from: start, overlap: overlap, part: part)
+                let (primary, _) = await target.current
+                return try await write(
+                    body, segment: segment, from: start, overlap: overlap, part: part, credit: primary)
             } catch {
                 ledger.abandonPart(part)
                 throw error
@@ -228,7 +231,7 @@ struct SegmentedTransfer: Sendable {
     /// Writes a segment's body; returns whether it brought any byte past the compared overlap.
     private func write(
         _ body: HTTPClientResponse.Body, segment: Segment, from start: Int64, overlap: Int64, mirror: Bool = false,
-        part: Int? = nil
+        part: Int? = nil, credit source: String? = nil
     ) async throws -> Bool {
         let ending = try await writer.write(
             body, from: start, overlap: overlap, room: segment.end - segment.next
@@ -242,6 +245,12 @@ struct SegmentedTransfer: Sendable {
             ledger.endPart(part, complete: true, end: position)
         } else {
             ledger.abandonPart(part)
+        }
+        switch ending {
+        case .ended(let position, _), .full(let position):
+            if let source { mirrors.credit(position - start - overlap, to: source) }
+        case .mismatch:
+            break
         }
         switch ending {
         case .mismatch:
@@ -270,8 +279,9 @@ struct SegmentedTransfer: Sendable {
             do {
                 let (primary, _) = await target.current
                 let response = try await environment.session.get(
-                    primary, profile: profile, range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)",
-                    ifRange: validator.ifRange, logger: logger
+                    primary, home: await target.home, profile: profile,
+                    range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)", ifRange: validator.ifRange,
+                    logger: logger
                 ).response
                 let body = try accept(
                     response, url: primary, start: piece.lowerBound, overlap: Int64(piece.count)

@@ -48,6 +48,7 @@ extension DownloadJob {
         switch ending {
         case .ended(let position, _) where position == total:
             held = (bytes, fresh)
+            if let source = state.current.source { mirrors.credit(total, to: source) }
             state.update { $0.written = total }
             return .completed
         case .ended(let position, let received):

@@ -71,7 +71,7 @@ extension DownloadJob {
         let (url, _) = await target.current
         guard
             let response = try? await environment.session.get(
-                url, profile: requestProfile, range: "bytes=0-0", logger: logger
+                url, home: await target.home, profile: requestProfile, range: "bytes=0-0", logger: logger
             ).response
         else { return nil }
         let head = ResponseHead(response, now: Date())

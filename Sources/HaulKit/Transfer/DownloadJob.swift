@@ -146,7 +146,8 @@ struct DownloadJob {
             // verified against.
             environment.events.yield(id, .progress(state.progress))
             if let verification = final.fingerprint?.verification {
-                environment.events.yield(id, .verified(verification))
+                let sources = await sourceBytes(total: state.current.total ?? state.current.written)
+                environment.events.yield(id, .verified(verification, sources: sources))
             }
         } else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
@@ -187,7 +188,8 @@ struct DownloadJob {
                 } catch is KeptExistingFile {
                     return .completed(record)
                 } catch let verdict as Retrier.GaveUp {
-                    // A connection of this download spent the shared budget.
+                    // A connection of this download spent the shared budget (unless another source takes over).
+                    if await takeOver(after: verdict) { continue }
                     machine.gaveUp(verdict.error)
                 } catch {
                     logger.debug("attempt failed", metadata: ["error": "\(error)"])
@@ -200,6 +202,10 @@ struct DownloadJob {
                         after: setback, bytes: state.current.received, requestedWith: requestedGeneration)
                     machine.waited()
                 } catch let verdict as Retrier.GaveUp {
+                    if await takeOver(after: verdict) {
+                        machine.waited()
+                        continue
+                    }
                     machine.gaveUp(verdict.error)
                 } catch {
                     machine.cancelled()
@@ -372,7 +378,8 @@ struct DownloadJob {
             profile.custom.append(HTTPHeaderField(name: "If-Modified-Since", value: HTTPDate.format(existingModified)))
         }
         return try await environment.session.get(
-            url, profile: profile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
+            url, home: await target.home, profile: profile,
+            range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil, decoding: decoding,
             logger: logger)
     }
@@ -521,6 +528,7 @@ struct DownloadJob {
         }
         if case .ended(let position, let received) = ending {
             ledger.endPart(part, complete: contentLength.map { received >= $0 } ?? true, end: position)
+            if let source = state.current.source { mirrors.credit(position - start, to: source) }
         } else {
             ledger.abandonPart(part)
         }

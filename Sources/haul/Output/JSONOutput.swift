@@ -91,6 +91,9 @@ final class JSONOutput: SessionOutput {
             item.alreadyComplete = entry.wasAlreadyComplete ? true : nil
             item.error = entry.error.map(JSONRecord.ErrorInfo.init)
             item.verification = entry.verification.map(JSONRecord.Verification.init)
+            item.sources =
+                entry.sources.isEmpty
+                ? nil : entry.sources.map { .init(url: $0.url.absoluteString, bytes: $0.bytes) }
             return item
         }
         emit(summary)
@@ -169,4 +172,11 @@ struct JSONRecord: Encodable {
     var failed: Int?
     var downloads: [JSONRecord]?
     var verification: Verification?
+    /// The bytes each source served, largest first.
+    var sources: [SourceBytes]?
+
+    struct SourceBytes: Encodable {
+        var url: String
+        var bytes: Int64
+    }
 }

@@ -27,6 +27,8 @@ struct TransferEntry: Sendable {
     var wasAlreadyComplete = false
     /// What its complete file was verified against.
     var verification: DownloadVerification?
+    /// The bytes each source served (its URL, mirrors, one that took over).
+    var sources: [DownloadSourceBytes] = []
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id
@@ -179,8 +181,9 @@ struct TransferTable: Sendable {
             entry.bytesPerSecond = 0
         case .mirrorDropped:
             break
-        case .verified(let verification):
+        case .verified(let verification, let sources):
             entry.verification = verification
+            entry.sources = sources
         case .fileChanged:
             entry.state = .queued
             entry.wasAlreadyComplete = false
