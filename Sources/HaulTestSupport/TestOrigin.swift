@@ -395,7 +395,8 @@ public final class TestOrigin: Sendable {
         if let encoding = resource.contentEncoding { fields.append(("Content-Encoding", encoding)) }
         if resource.gzipped { fields.append(("Content-Encoding", "gzip")) }
         fields += resource.headers
-        let gzipBody = resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil
+        let gzipBody =
+            resource.body ?? (resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil)
         let size = gzipBody?.count ?? resource.size
         let zeroFrom = resource.size - resource.zeroTail
 

@@ -39,6 +39,9 @@ final class DigestLedger: Sendable {
         var verifiedParts: [String: (algorithm: DigestAlgorithm, count: Int)] = [:]
         /// Whether any response of this copy brought digests (kept when they are ignored, for the final word).
         var sawDigests = false
+        /// Pieces (of a Metalink's piece hashes) checked, and those that failed.
+        var piecesChecked = 0
+        var badPieces: Set<Int> = []
     }
 
     private let state = Mutex(State())
@@ -167,6 +170,25 @@ final class DigestLedger: Sendable {
     func abandonPart(_ id: Int?) {
         guard let id else { return }
         state.withLock { $0.parts[id]?.abandoned = true }
+    }
+
+    /// The follower checked piece `index` of the file's piece hashes.
+    func checkedPiece(_ index: Int, good: Bool) {
+        state.withLock { state in
+            state.piecesChecked += 1
+            if !good { state.badPieces.insert(index) }
+        }
+    }
+
+    /// The pieces that failed their hashes, in order, and how many were checked.
+    var pieces: (checked: Int, bad: [Int]) { state.withLock { ($0.piecesChecked, $0.badPieces.sorted()) } }
+
+    /// The pieces are checked again (after bad ones were fetched again).
+    func forgetPieces() {
+        state.withLock {
+            $0.piecesChecked = 0
+            $0.badPieces = []
+        }
     }
 
     /// The file is fetched again from byte 0 (another version, or a failed check): nothing said so far applies.

@@ -286,6 +286,22 @@ extension DownloadError {
             isTransient: false)
     }
 
+    /// Piece `index` (bytes `first`-`last`) of a file with piece hashes (a Metalink's) had the `algorithm` digest
+    /// `actual` from every source, not `expected`; the file's bytes are kept at `keptAt`, or were deleted.
+    public static func pieceMismatch(
+        _ index: Int, first: Int64, last: Int64, algorithm: DigestAlgorithm, expected: String, actual: String,
+        keptAt: String? = nil
+    ) -> DownloadError {
+        let kept = keptAt.map { "its bytes are kept in \($0), never at the destination" } ?? "its bytes were deleted"
+        return .init(
+            code: .checksumMismatch,
+            summary: "piece \(index) (bytes \(first)-\(last)) has the \(algorithm) \(actual) from every source, "
+                + "expected \(expected)",
+            suggestion:
+                "no source serves that piece as the Metalink says (\(kept)); check the Metalink, then run again",
+            isTransient: false)
+    }
+
     /// A streamed file's digest differs from the expected checksum; its bytes were already delivered.
     public static func streamChecksumMismatch(expected: Checksum, actual: String) -> DownloadError {
         .init(

@@ -6,7 +6,11 @@ extension DownloadOptions {
     func merging(_ newer: DownloadOptions) -> DownloadOptions {
         let defaults = DownloadOptions()
         var merged = self
-        if let checksum = newer.checksum { merged.checksum = checksum }
+        if let checksum = newer.checksum {
+            merged.checksum = checksum
+            merged.checksumSource = newer.checksumSource
+        }
+        if let pieces = newer.pieces { merged.pieces = pieces }
         if !newer.headers.isEmpty {
             let names = Set(newer.headers.map { $0.name.lowercased() })
             merged.headers = headers.filter { !names.contains($0.name.lowercased()) } + newer.headers

@@ -40,6 +40,11 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     /// Whether the digests servers state (`Repr-Digest`, `Content-Digest`, `Digest`, `Content-MD5`, `x-goog-hash`,
     /// `x-amz-checksum-*`) are verified, and whether Haul asks for them. Default ``ServerDigestPolicy/verify``.
     public var serverDigests: ServerDigestPolicy
+    /// The hashes of the file's pieces (from a Metalink): each piece is checked as the file is written behind the
+    /// writer, and one that fails is fetched again alone, from another source where there is one.
+    public var pieces: PieceHashes?
+    /// Who gave ``checksum``: the user (default) or a Metalink; the final word says which.
+    public var checksumSource: DownloadVerification.Source
 
     public init(
         checksum: Checksum? = nil,
@@ -53,7 +58,9 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         redirects: RedirectPolicy = .init(),
         mirrors: [URL] = [],
         existingFile: ExistingFilePolicy = .automatic,
-        serverDigests: ServerDigestPolicy = .verify
+        serverDigests: ServerDigestPolicy = .verify,
+        pieces: PieceHashes? = nil,
+        checksumSource: DownloadVerification.Source = .user
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -67,11 +74,13 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.mirrors = mirrors
         self.existingFile = existingFile
         self.serverDigests = serverDigests
+        self.pieces = pieces
+        self.checksumSource = checksumSource
     }
 
     private enum CodingKeys: String, CodingKey {
         case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
-        case mirrors, existingFile, serverDigests
+        case mirrors, existingFile, serverDigests, pieces, checksumSource
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -89,6 +98,9 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
         existingFile = try container.decodeIfPresent(ExistingFilePolicy.self, forKey: .existingFile) ?? .automatic
         serverDigests = try container.decodeIfPresent(ServerDigestPolicy.self, forKey: .serverDigests) ?? .verify
+        pieces = try container.decodeIfPresent(PieceHashes.self, forKey: .pieces)
+        checksumSource =
+            try container.decodeIfPresent(DownloadVerification.Source.self, forKey: .checksumSource) ?? .user
     }
 }
 

@@ -29,7 +29,8 @@ public struct DownloadVerification: Sendable, Hashable, Codable, CustomStringCon
 
         /// "sha-256 from the server (Repr-Digest)", "sha-256 you gave", "md5 of 4 parts from the server (Content-MD5)".
         public var description: String {
-            let what = parts.map { "\(algorithm) of \($0) part\($0 == 1 ? "" : "s")" } ?? algorithm.rawValue
+            let unit = source == .metalink ? "piece" : "part"
+            let what = parts.map { "\(algorithm) of \($0) \(unit)\($0 == 1 ? "" : "s")" } ?? algorithm.rawValue
             switch source {
             case .user: return "\(what) you gave"
             case .server: return "\(what) from the server" + (header.map { " (\($0))" } ?? "")

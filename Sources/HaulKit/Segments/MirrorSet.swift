@@ -32,6 +32,8 @@ final class MirrorSet: Sendable {
     private let served: Mutex<[Int64]>
     /// Bytes the download's own source wrote, by URL (the added URL, or a mirror that took over from it).
     private let sources = Mutex<[String: Int64]>([:])
+    /// Which URL wrote which bytes, to fetch a bad piece again from another source.
+    private let written = Mutex<[(range: Range<Int64>, url: String)]>([])
 
     /// No mirrors: one set shared by every download without any (nothing in it ever changes).
     static let empty = MirrorSet(urls: [])
@@ -103,11 +105,13 @@ final class MirrorSet: Sendable {
         }
     }
 
-    /// Counts `bytes` written from the download's own source at `url` (the added URL, or a mirror that took over).
-    func credit(_ bytes: Int64, to url: String) {
+    /// Counts the bytes of `range`, written from the download's own source at `url` (the added URL, or a mirror
+    /// that took over).
+    func credit(_ range: Range<Int64>, to url: String) {
         // The shared empty set counts nothing: a download without mirrors has one source.
-        guard bytes > 0, !urls.isEmpty else { return }
-        sources.withLock { $0[url, default: 0] += bytes }
+        guard !range.isEmpty, !urls.isEmpty else { return }
+        sources.withLock { $0[url, default: 0] += Int64(range.count) }
+        written.withLock { $0.append((range, url)) }
     }
 
     /// The bytes of the part file (since it was last cut back to 0) by the URL that served them: the download's own
@@ -120,9 +124,27 @@ final class MirrorSet: Sendable {
         return merged.filter { $0.value > 0 }.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
     }
 
-    /// Counts `bytes` mirror `index` wrote and the primary confirmed.
-    func confirmed(_ bytes: Int64, by index: Int) {
-        served.withLock { $0[index] += bytes }
+    /// Counts the bytes of `range` mirror `index` wrote and the primary confirmed.
+    func confirmed(_ range: Range<Int64>, by index: Int) {
+        served.withLock { $0[index] += Int64(range.count) }
+        written.withLock { $0.append((range, urls[index])) }
+    }
+
+    /// The URLs that wrote bytes of `range` (since the part file was last cut back to 0).
+    func servers(of range: Range<Int64>) -> Set<String> {
+        written.withLock { written in Set(written.filter { $0.range.overlaps(range) }.map(\.url)) }
+    }
+
+    /// The mirrors not dropped, by index and URL.
+    var live: [(index: Int, url: String)] {
+        statuses.withLock { statuses in
+            statuses.indices.compactMap { index in
+                switch statuses[index] {
+                case .dropped, .source: nil
+                case .unchecked, .checking, .admitted: (index, urls[index])
+                }
+            }
+        }
     }
 
     /// The mirrors whose bytes are in the part file (since it was last cut back to 0).
@@ -134,6 +156,7 @@ final class MirrorSet: Sendable {
     func forgetServedBytes() {
         served.withLock { $0 = Array(repeating: 0, count: $0.count) }
         sources.withLock { $0 = [:] }
+        written.withLock { $0 = [] }
     }
 
     /// The mirrors dropped so far and why.

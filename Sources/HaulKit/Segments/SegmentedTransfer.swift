@@ -248,7 +248,7 @@ struct SegmentedTransfer: Sendable {
         }
         switch ending {
         case .ended(let position, _), .full(let position):
-            if let source { mirrors.credit(position - start - overlap, to: source) }
+            if let source { mirrors.credit(start + overlap..<max(start + overlap, position), to: source) }
         case .mismatch:
             break
         }
@@ -307,7 +307,7 @@ struct SegmentedTransfer: Sendable {
             }
         }
         board.seal(id)
-        mirrors.confirmed(Int64(range.count), by: mirror)
+        mirrors.confirmed(range, by: mirror)
     }
 
     /// Forgets what a mirror wrote into segment `id` and has not been confirmed; the segment goes back to the plan

@@ -16,6 +16,8 @@ struct ChecksumFollower: Sendable {
     let state: TransferState
     /// What the sources stated: whole-file digests to compute, parts to check.
     let ledger: DigestLedger
+    /// A Metalink's piece hashes: each piece is checked as the follower passes its end (results in the ledger).
+    let pieces: PieceHashes?
     /// The clock the waits for more bytes sleep on (the tick clock).
     let clock: any Clock<Duration>
     /// How long to wait when caught up with the writer.
@@ -23,7 +25,11 @@ struct ChecksumFollower: Sendable {
     static let readSize = 1 << 20
 
     /// Follows with SHA-256 and, if it is another, `checksum`'s algorithm, plus what `ledger` asks for.
-    init(checksum: Checksum.Algorithm?, state: TransferState, ledger: DigestLedger, clock: any Clock<Duration>) {
+    init(
+        checksum: Checksum.Algorithm?, state: TransferState, ledger: DigestLedger, pieces: PieceHashes? = nil,
+        clock: any Clock<Duration>
+    ) {
+        self.pieces = pieces
         let extra = checksum.map(DigestAlgorithm.init)
         algorithms = [.sha256] + (extra.map { $0 == .sha256 ? [] : [$0] } ?? [])
         self.state = state
@@ -45,12 +51,14 @@ struct ChecksumFollower: Sendable {
         var hashed: Int64 = 0
         var generation: Int64 = -1
         var buffer: [UInt8] = []
+        var piece = PieceProgress()
         while true {
             try Task.checkCancellation()
             let now = state.current
             if now.generation != generation {
                 hashers = Dictionary(uniqueKeysWithValues: algorithms.map { ($0, DigestHasher($0)) })
                 parts = [:]
+                piece = PieceProgress()
                 hashed = 0
                 generation = now.generation
             }
@@ -60,6 +68,7 @@ struct ChecksumFollower: Sendable {
             }
             guard let file = now.file, hashed < now.written else {
                 if now.finished, hashed == now.written {
+                    if let pieces, piece.fed > 0 { piece.finish(pieces, ledger) }
                     return hashers.mapValues { DigestHasher.hex($0.finalize()) }
                 }
                 try await clock.sleep(for: idleWait)
@@ -77,6 +86,7 @@ struct ChecksumFollower: Sendable {
             buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes.prefix(read))
                 for algorithm in hashers.keys { hashers[algorithm]!.update(chunk) }
+                if let pieces { piece.feed(chunk, pieces, ledger) }
                 for id in parts.keys {
                     let progress = parts[id]!
                     let from = progress.next - chunkStart
@@ -90,6 +100,36 @@ struct ChecksumFollower: Sendable {
             state.update { if $0.generation == generation { $0.verified = hashed } }
             finishParts(&parts)
             await Task.yield()
+        }
+    }
+
+    /// The piece being hashed: its index, its hasher and how many of its bytes were fed.
+    private struct PieceProgress {
+        var index = 0
+        var hasher: DigestHasher?
+        var fed: Int64 = 0
+
+        /// Hashes `chunk` (the next bytes of the file) into the pieces it covers, reporting each piece it ends.
+        mutating func feed(_ chunk: UnsafeRawBufferPointer, _ pieces: PieceHashes, _ ledger: DigestLedger) {
+            var offset = 0
+            while offset < chunk.count {
+                if hasher == nil { hasher = DigestHasher(pieces.algorithm) }
+                let take = min(chunk.count - offset, Int(pieces.length - fed))
+                hasher!.update(UnsafeRawBufferPointer(rebasing: chunk[offset..<offset + take]))
+                fed += Int64(take)
+                offset += take
+                if fed == pieces.length { finish(pieces, ledger) }
+            }
+        }
+
+        /// Compares the piece with its hash (a piece past the list is not checked) and starts the next.
+        mutating func finish(_ pieces: PieceHashes, _ ledger: DigestLedger) {
+            if let hasher, index < pieces.hashes.count {
+                ledger.checkedPiece(index, good: DigestHasher.hex(hasher.finalize()) == pieces.hashes[index])
+            }
+            index += 1
+            hasher = nil
+            fed = 0
         }
     }
 

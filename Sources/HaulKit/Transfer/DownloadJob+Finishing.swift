@@ -28,7 +28,9 @@ extension DownloadJob {
         }
         CrashPoint.reach(CrashPoint.afterLastByte)
         followPartFile()
-        let digests = try await follower?.value ?? [:]
+        var digests = try await follower?.value ?? [:]
+        digests = try await repairPieces(
+            digests, file: file, total: total, partPath: partPath, destination: destination)
         if let checksum = record.options.checksum, let digest = digests[DigestAlgorithm(checksum.algorithm)],
             digest != checksum.hex
         {

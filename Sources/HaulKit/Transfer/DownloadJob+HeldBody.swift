@@ -7,7 +7,7 @@ extension DownloadJob {
     /// no modification time to keep.
     func holdableSize(_ head: ResponseHead, validator: ResourceValidator, offset: Int64) -> Int64? {
         guard offset == 0, state.current.file == nil, board == nil, let total = validator.totalBytes,
-            total <= settings.heldBodyLimit, record.options.checksum == nil,
+            total <= settings.heldBodyLimit, record.options.checksum == nil, record.options.pieces == nil,
             record.options.existingFile != .replaceIfNewer,
             connectionsAllowed == 1 || total < 2 * settings.minimumSegmentSize
         else { return nil }
@@ -48,7 +48,7 @@ extension DownloadJob {
         switch ending {
         case .ended(let position, _) where position == total:
             held = (bytes, fresh)
-            if let source = state.current.source { mirrors.credit(total, to: source) }
+            if let source = state.current.source { mirrors.credit(0..<total, to: source) }
             state.update { $0.written = total }
             return .completed
         case .ended(let position, let received):

@@ -95,7 +95,10 @@ extension DownloadJob {
     func verification(_ digests: [DigestAlgorithm: String]) -> DownloadVerification {
         var checks: [DownloadVerification.Check] = []
         if let checksum = record.options.checksum {
-            checks.append(.init(algorithm: DigestAlgorithm(checksum.algorithm), source: .user))
+            checks.append(.init(algorithm: DigestAlgorithm(checksum.algorithm), source: record.options.checksumSource))
+        }
+        if let pieces = record.options.pieces, case (let checked, let bad) = ledger.pieces, checked > 0, bad.isEmpty {
+            checks.append(.init(algorithm: pieces.algorithm, source: .metalink, parts: checked))
         }
         let decoded = ResourceValidator.isDecoded(record.transfer.contentEncoding)
         if ledger.verifies, !decoded {

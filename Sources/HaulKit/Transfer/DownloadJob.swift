@@ -106,8 +106,10 @@ struct DownloadJob {
     /// body goes to a part file: a small body held in memory is hashed whole when it finishes.
     mutating func startFollower() {
         follower?.cancel()
+        ledger.forgetPieces()
         let follower = ChecksumFollower(
-            checksum: record.options.checksum?.algorithm, state: state, ledger: ledger, clock: settings.tickClock)
+            checksum: record.options.checksum?.algorithm, state: state, ledger: ledger, pieces: record.options.pieces,
+            clock: settings.tickClock)
         self.follower = Task(executorPreference: TaskPlacement.offLoop) { try await follower.digests() }
     }
 
@@ -528,7 +530,7 @@ struct DownloadJob {
         }
         if case .ended(let position, let received) = ending {
             ledger.endPart(part, complete: contentLength.map { received >= $0 } ?? true, end: position)
-            if let source = state.current.source { mirrors.credit(position - start, to: source) }
+            if let source = state.current.source { mirrors.credit(start..<max(start, position), to: source) }
         } else {
             ledger.abandonPart(part)
         }

@@ -42,6 +42,14 @@ struct RequestOptions: ParsableArguments {
                 + "over the mirrors that serve the same bytes.", valueName: "URL"))
     var mirrors: [String] = []
 
+    @Option(
+        name: [.customShort("M"), .customLong("metalink")],
+        help: ArgumentHelp(
+            "Download the files of a Metalink (RFC 5854 .meta4, or version 3 .metalink): a file, or an http(s) URL; "
+                + "each file from its URLs by priority, checked against its hashes and piece hashes. A .meta4 or "
+                + ".metalink given as a URL argument is read the same way (repeatable).", valueName: "FILE"))
+    var metalinks: [String] = []
+
     @Flag(
         name: .customLong("no-verify-server-digest"),
         help: ArgumentHelp(
@@ -117,7 +125,8 @@ struct RequestOptions: ParsableArguments {
                 shared = file
             }
         }
-        if count == 0 { throw ValidationError("give at least one URL, or -i FILE") }
+        if count == 0, metalinkArguments.isEmpty { throw ValidationError("give at least one URL, or -i FILE") }
+        try validateMetalinks()
         if output != nil, count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if !mirrors.isEmpty, count != 1 { throw ValidationError("--mirror takes exactly one URL") }
@@ -135,7 +144,9 @@ struct RequestOptions: ParsableArguments {
     /// The downloads to add, one at a time: the URLs given, then the input file's.
     func plannedDownloads() throws -> Plan {
         Plan(
-            given: urls.map { InputFile.Entry(url: $0, mirrors: mirrors, out: output) },
+            given: urls.filter { !Self.namesMetalink($0) }.map {
+                InputFile.Entry(url: $0, mirrors: mirrors, out: output)
+            },
             listed: try inputFile.map(InputFile.reader(for:)), inputFile: inputFile,
             base: directory.map { URL(fileURLWithPath: $0) })
     }
