@@ -165,6 +165,9 @@ extension DownloadManager {
                     refreshFingerprint(of: id, to: read)
                 } else {
                     verification.result = .differs(actual: read.sha256 ?? "")
+                    if let pieces = record.options.pieces {
+                        verification.badPieces = try? await PieceCheck.badPieces(path, pieces)
+                    }
                 }
             } catch {
                 verification.result = .unreadable(
