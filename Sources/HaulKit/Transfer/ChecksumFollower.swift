@@ -85,7 +85,7 @@ struct ChecksumFollower: Sendable {
             let chunkStart = hashed
             buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes.prefix(read))
-                for algorithm in hashers.keys { hashers[algorithm]!.update(chunk) }
+                Self.update(&hashers, with: chunk)
                 if let pieces { piece.feed(chunk, pieces, ledger) }
                 for id in parts.keys {
                     let progress = parts[id]!
@@ -101,6 +101,23 @@ struct ChecksumFollower: Sendable {
             finishParts(&parts)
             await Task.yield()
         }
+    }
+
+    /// Feeds `chunk` to every hasher; two or more at once on their own threads (SHA-512 beside the SHA-256 every
+    /// download computes would otherwise halve the follower's speed, and the download waits for it at its end).
+    static func update(_ hashers: inout [DigestAlgorithm: DigestHasher], with chunk: UnsafeRawBufferPointer) {
+        guard hashers.count > 1 else {
+            for algorithm in hashers.keys { hashers[algorithm]!.update(chunk) }
+            return
+        }
+        var list = Array(hashers)
+        list.withUnsafeMutableBufferPointer { each in
+            // Each iteration touches only its own hasher.
+            nonisolated(unsafe) let each = each
+            nonisolated(unsafe) let chunk = chunk
+            DispatchQueue.concurrentPerform(iterations: each.count) { index in each[index].value.update(chunk) }
+        }
+        hashers = Dictionary(uniqueKeysWithValues: list)
     }
 
     /// The piece being hashed: its index, its hasher and how many of its bytes were fed.
