@@ -26,7 +26,9 @@ final class MirrorSet: Sendable {
         case mirror(index: Int, url: String, needsCheck: Bool)
     }
 
-    private let urls: [String]
+    /// The mirrors' URLs: those given, then those the primary named (`Link: <…>; rel=duplicate`, ``add(_:)``).
+    private let urlList: Mutex<[String]>
+    private var urls: [String] { urlList.withLock { $0 } }
     private let statuses: Mutex<[Status]>
     /// Confirmed bytes each mirror wrote into the part file in this generation of it.
     private let served: Mutex<[Int64]>
@@ -39,12 +41,31 @@ final class MirrorSet: Sendable {
     static let empty = MirrorSet(urls: [])
 
     init(urls: [String]) {
-        self.urls = urls
+        urlList = Mutex(urls)
         statuses = Mutex(Array(repeating: .unchecked, count: urls.count))
         served = Mutex(Array(repeating: 0, count: urls.count))
     }
 
     var isEmpty: Bool { urls.isEmpty }
+
+    /// Adds mirrors the download's own source named (RFC 6249's `Link: <…>; rel=duplicate`), skipping those known;
+    /// returns those added. They are checked and confirmed as any mirror. Never on ``empty``.
+    @discardableResult
+    func add(_ more: [String]) -> [String] {
+        guard self !== Self.empty else { return [] }
+        // Lock order: statuses, then the URLs or the counts (as everywhere else).
+        return statuses.withLock { statuses in
+            let fresh = urlList.withLock { list in
+                var fresh: [String] = []
+                for url in more where !list.contains(url) && !fresh.contains(url) { fresh.append(url) }
+                list += fresh
+                return fresh
+            }
+            served.withLock { $0 += Array(repeating: 0, count: fresh.count) }
+            statuses += Array(repeating: .unchecked, count: fresh.count)
+            return fresh
+        }
+    }
 
     /// The source for connection `index`: connection 0 and every connection beyond the live sources use the
     /// primary; the others are spread over the mirrors still live. A mirror another connection is checking is

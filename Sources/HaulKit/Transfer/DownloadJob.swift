@@ -85,8 +85,8 @@ struct DownloadJob {
         self.hostLimiter = hostLimiter
         self.environment = environment
         target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
-        mirrors =
-            record.options.mirrors.isEmpty ? .empty : MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
+        // A set of its own even without mirrors: the download's URL may name some (`Link: rel=duplicate`).
+        mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
         ledger = DigestLedger(verifies: record.options.serverDigests.verifies)
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
@@ -291,6 +291,9 @@ struct DownloadJob {
                 return try restartForChangedDigest(error)
             }
             record.transfer.finalURL = finalURL.absoluteString
+            for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
+                logger.info("the server names a mirror", metadata: ["mirror": "\(added)"])
+            }
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total

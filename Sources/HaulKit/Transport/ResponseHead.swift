@@ -13,6 +13,8 @@ struct ResponseHead: Sendable, Equatable {
     var retryAfter: Duration?
     /// The digests the response states, of the whole file and of its own content.
     var digests = ServerDigests()
+    /// The mirrors it names (RFC 6249's `Link: <…>; rel=duplicate`), best first.
+    var duplicates: [String] = []
 
     var validator: ResourceValidator {
         ResourceValidator(
