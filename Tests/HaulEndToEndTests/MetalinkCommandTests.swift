@@ -39,6 +39,15 @@ extension EndToEnd {
             #expect(fetched.status == 0, "\(fetched.error)")
             let data = try Data(contentsOf: directory.file("out2/f.bin"))
             #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            // haul add queues a Metalink's files too.
+            let added = try await ChildProcess.run(
+                "haul",
+                [
+                    "add", directory.file("f.meta4").path, "-d", directory.file("out3").path, "--state-dir",
+                    directory.file("s3").path,
+                ])
+            #expect(added.status == 0, "\(added.error)")
+            #expect(added.output.contains("queued \(file.absoluteString)"), "\(added.output)")
             await origin.stop()
         }
 
