@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // The fleet: many workers on one PostgreSQL queue (`--database postgres://…`).
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // RFC 8941 structured fields: the digest headers servers send (Repr-Digest, Content-Digest).
+        .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
     ],
     targets: [
         // The engine: transport, storage, engine, scheduling. No CLI or server dependency.
@@ -47,6 +49,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ],
             swiftSettings: strict
         ),

@@ -31,6 +31,10 @@ extension TestOrigin {
         /// The `token=` query values that open the file (a signed URL); any other, or none, gets `403`, as an
         /// expired S3 link does. Nil: no token needed.
         public var validTokens: Set<String>?
+        /// Bytes served instead of ``TestContent`` (a Metalink document, say); `size` is ignored.
+        public var body: [UInt8]?
+        /// Digest headers sent with every response (``TestOrigin/DigestHeader``), right or wrong.
+        public var digests: [TestOrigin.DigestField] = []
 
         public init(size: Int) { self.size = size }
 

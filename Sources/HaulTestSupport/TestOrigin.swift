@@ -399,7 +399,8 @@ public final class TestOrigin: Sendable {
             // Not modified since: nginx's exact match, before any range.
             return try await sendHead(304, fields + [("Content-Length", "0")], nil)
         }
-        let gzipBody = resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil
+        let gzipBody =
+            resource.body ?? (resource.gzipped ? TestContent.gzip(size: resource.size, version: resource.version) : nil)
         let size = gzipBody?.count ?? resource.size
         let zeroFrom = resource.size - resource.zeroTail
 
@@ -428,6 +429,7 @@ public final class TestOrigin: Sendable {
             }
         }
         let length = max(0, end - start + 1)
+        fields += resource.digestFields(first: start, last: end, version: resource.version)
         if resource.chunked {
             fields.append(("Transfer-Encoding", "chunked"))
         } else {

@@ -84,3 +84,29 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.MirrorCommandTests {
+    @Test("haul get URL --mirror GOOD with a primary that answers 404: exit 0, the mirror's bytes, per-source bytes")
+    func primaryMissing() async throws {
+        let primary = try await TestOrigin.start()
+        let mirror = try await TestOrigin.start()
+        let directory = TemporaryDirectory()
+        let size = 2 * 1024 * 1024 + 9
+        mirror.serve("/a.bin", size: size)
+        let result = try await ChildProcess.run(
+            "haul",
+            [
+                "get", "--json", primary.url("/a.bin").absoluteString, "--mirror", mirror.url("/a.bin").absoluteString,
+                "-o", directory.file("a.bin").path, "--state-dir", directory.file("state").path,
+            ])
+        #expect(result.status == 0, "\(result.error)")
+        let data = try Data(contentsOf: directory.file("a.bin"))
+        #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+        let summary = try #require(result.output.split(separator: "\n").last.map(String.init))
+        #expect(
+            summary.contains("\"sources\":[{\"bytes\":\(size),\"url\":\"\(mirror.url("/a.bin").absoluteString)\"}]"),
+            "\(summary)")
+        await primary.stop()
+        await mirror.stop()
+    }
+}

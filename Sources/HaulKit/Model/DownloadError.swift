@@ -71,6 +71,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The completed file was changed or replaced on disk since Haul put it there, and was kept as it is
         /// (``ExistingFilePolicy/keep``).
         public static let fileChanged = Code(rawValue: 29)
+        /// The bytes differ from a digest the server stated (`Repr-Digest`, `Content-Digest`, `Digest`,
+        /// `Content-MD5`, `x-goog-hash`, `x-amz-checksum-*`), and the file did not change on the server meanwhile.
+        public static let serverDigestMismatch = Code(rawValue: 30)
         /// An internal invariant failed; please report it.
         public static let internalError = Code(rawValue: 99)
 
@@ -264,6 +267,38 @@ extension DownloadError {
             summary: "the downloaded file's \(expected.algorithm.rawValue) is \(actual), expected \(expected.hex)",
             suggestion: "the file is not the one expected (\(kept)); check the checksum and the URL, then run again "
                 + "to download it again",
+            isTransient: false)
+    }
+
+    /// The bytes of `what` ("the file", "bytes 0-1048575") have `actual` as their `algorithm` digest, where the
+    /// server's `header` stated `expected`; the file's bytes are kept at `keptAt` (never at the destination), or were
+    /// deleted when that is nil.
+    public static func serverDigestMismatch(
+        _ what: String, algorithm: DigestAlgorithm, header: String, expected: String, actual: String,
+        keptAt: String? = nil
+    ) -> DownloadError {
+        let kept = keptAt.map { "its bytes are kept in \($0), never at the destination" } ?? "its bytes were deleted"
+        return .init(
+            code: .serverDigestMismatch,
+            summary: "\(what) has the \(algorithm) \(actual), but the server's \(header) says \(expected)",
+            suggestion: "the bytes were damaged on the way or the server's copy is corrupt (\(kept)); run again to "
+                + "download it again, or use --no-verify-server-digest if the server's digest is known to be wrong",
+            isTransient: false)
+    }
+
+    /// Piece `index` (bytes `first`-`last`) of a file with piece hashes (a Metalink's) had the `algorithm` digest
+    /// `actual` from every source, not `expected`; the file's bytes are kept at `keptAt`, or were deleted.
+    public static func pieceMismatch(
+        _ index: Int, first: Int64, last: Int64, algorithm: DigestAlgorithm, expected: String, actual: String,
+        keptAt: String? = nil
+    ) -> DownloadError {
+        let kept = keptAt.map { "its bytes are kept in \($0), never at the destination" } ?? "its bytes were deleted"
+        return .init(
+            code: .checksumMismatch,
+            summary: "piece \(index) (bytes \(first)-\(last)) has the \(algorithm) \(actual) from every source, "
+                + "expected \(expected)",
+            suggestion:
+                "no source serves that piece as the Metalink says (\(kept)); check the Metalink, then run again",
             isTransient: false)
     }
 

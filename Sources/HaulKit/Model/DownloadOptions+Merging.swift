@@ -6,7 +6,11 @@ extension DownloadOptions {
     func merging(_ newer: DownloadOptions) -> DownloadOptions {
         let defaults = DownloadOptions()
         var merged = self
-        if let checksum = newer.checksum { merged.checksum = checksum }
+        if let checksum = newer.checksum {
+            merged.checksum = checksum
+            merged.checksumSource = newer.checksumSource
+        }
+        if let pieces = newer.pieces { merged.pieces = pieces }
         if !newer.headers.isEmpty {
             let names = Set(newer.headers.map { $0.name.lowercased() })
             merged.headers = headers.filter { !names.contains($0.name.lowercased()) } + newer.headers
@@ -20,6 +24,7 @@ extension DownloadOptions {
         if newer.redirects != defaults.redirects { merged.redirects = newer.redirects }
         if !newer.mirrors.isEmpty { merged.mirrors = newer.mirrors }
         if newer.existingFile != defaults.existingFile { merged.existingFile = newer.existingFile }
+        if newer.serverDigests != defaults.serverDigests { merged.serverDigests = newer.serverDigests }
         return merged
     }
 }

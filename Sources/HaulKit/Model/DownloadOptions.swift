@@ -37,6 +37,14 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     public var mirrors: [URL]
     /// What to do when the destination already holds a file Haul did not write; see ``ExistingFilePolicy``.
     public var existingFile: ExistingFilePolicy
+    /// Whether the digests servers state (`Repr-Digest`, `Content-Digest`, `Digest`, `Content-MD5`, `x-goog-hash`,
+    /// `x-amz-checksum-*`) are verified, and whether Haul asks for them. Default ``ServerDigestPolicy/verify``.
+    public var serverDigests: ServerDigestPolicy
+    /// The hashes of the file's pieces (from a Metalink): each piece is checked as the file is written behind the
+    /// writer, and one that fails is fetched again alone, from another source where there is one.
+    public var pieces: PieceHashes?
+    /// Who gave ``checksum``: the user (default) or a Metalink; the final word says which.
+    public var checksumSource: DownloadVerification.Source
 
     public init(
         checksum: Checksum? = nil,
@@ -49,7 +57,10 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         credentials: Credentials? = nil,
         redirects: RedirectPolicy = .init(),
         mirrors: [URL] = [],
-        existingFile: ExistingFilePolicy = .automatic
+        existingFile: ExistingFilePolicy = .automatic,
+        serverDigests: ServerDigestPolicy = .verify,
+        pieces: PieceHashes? = nil,
+        checksumSource: DownloadVerification.Source = .user
     ) {
         self.checksum = checksum
         self.headers = headers
@@ -62,11 +73,14 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         self.redirects = redirects
         self.mirrors = mirrors
         self.existingFile = existingFile
+        self.serverDigests = serverDigests
+        self.pieces = pieces
+        self.checksumSource = checksumSource
     }
 
     private enum CodingKeys: String, CodingKey {
         case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
-        case mirrors, existingFile
+        case mirrors, existingFile, serverDigests, pieces, checksumSource
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -83,6 +97,10 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
         mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
         existingFile = try container.decodeIfPresent(ExistingFilePolicy.self, forKey: .existingFile) ?? .automatic
+        serverDigests = try container.decodeIfPresent(ServerDigestPolicy.self, forKey: .serverDigests) ?? .verify
+        pieces = try container.decodeIfPresent(PieceHashes.self, forKey: .pieces)
+        checksumSource =
+            try container.decodeIfPresent(DownloadVerification.Source.self, forKey: .checksumSource) ?? .user
     }
 }
 

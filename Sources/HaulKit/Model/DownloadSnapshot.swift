@@ -29,6 +29,9 @@ public struct DownloadSnapshot: Sendable, Identifiable, Hashable {
     /// bytes now, was 10485760"): its size, modification time and identity are compared, not its bytes
     /// (``DownloadManager/verify(_:)`` reads them). Nil while it is unchanged, or when the download is not completed.
     public var fileChange: String?
+    /// What the completed file was verified against, and by whom ("sha-256 from the server (Repr-Digest)"); nil
+    /// before it completed, or for a download completed by a version of Haul that did not keep this.
+    public var verification: DownloadVerification?
 
     /// Free-form application data given at `add`.
     public var metadata: [String: String] { options.metadata }

@@ -24,6 +24,9 @@ public struct FileVerification: Sendable, Hashable {
     /// The SHA-256 recorded when it completed.
     public var expected: String?
     public var result: Result
+    /// For a file that differs and has piece hashes (a Metalink's): the pieces that fail theirs, which `haul repair`
+    /// fetches again alone.
+    public var badPieces: [Int]?
 
     /// True when the file is the one Haul completed (or, without a digest, at least of its size).
     public var isGood: Bool {

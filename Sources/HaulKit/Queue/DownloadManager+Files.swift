@@ -160,6 +160,9 @@ extension DownloadManager {
                     refreshFingerprint(of: id, to: read)
                 } else {
                     verification.result = .differs(actual: read.sha256 ?? "")
+                    if let pieces = record.options.pieces {
+                        verification.badPieces = try? await PieceCheck.badPieces(path, pieces)
+                    }
                 }
             } catch {
                 verification.result = .unreadable(
@@ -173,6 +176,8 @@ extension DownloadManager {
     /// Records `fingerprint` (the same bytes, read again) for a completed download whose file's time or identity
     /// changed.
     private func refreshFingerprint(of id: DownloadID, to fingerprint: FileFingerprint) {
+        var fingerprint = fingerprint
+        fingerprint.verification = records[id]?.fingerprint?.verification
         guard var record = records[id], record.state == .completed, record.fingerprint != fingerprint else { return }
         record.fingerprint = fingerprint
         records[id] = record

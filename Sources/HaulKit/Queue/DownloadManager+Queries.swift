@@ -227,6 +227,7 @@ extension DownloadManager {
         if let owner = record.owner { snapshot.owner = ForegroundOwner(text: owner)?.description ?? owner }
         if let fingerprint = record.fingerprint {
             snapshot.sha256 = fingerprint.sha256
+            snapshot.verification = fingerprint.verification
             if record.state == .completed, let path = record.destinationPath {
                 let comparison = fingerprint.compare(withFileAt: path)
                 if comparison != .unchanged { snapshot.fileChange = fingerprint.describe(comparison) }

@@ -14,6 +14,8 @@ final class MirrorSet: Sendable {
         case checking
         case admitted
         case dropped(reason: String)
+        /// It took over from the download's URL, which failed: it is the download's source now, not a mirror.
+        case source
     }
 
     /// Where a connection fetches from.
@@ -24,21 +26,46 @@ final class MirrorSet: Sendable {
         case mirror(index: Int, url: String, needsCheck: Bool)
     }
 
-    private let urls: [String]
+    /// The mirrors' URLs: those given, then those the primary named (`Link: <…>; rel=duplicate`, ``add(_:)``).
+    private let urlList: Mutex<[String]>
+    private var urls: [String] { urlList.withLock { $0 } }
     private let statuses: Mutex<[Status]>
     /// Confirmed bytes each mirror wrote into the part file in this generation of it.
     private let served: Mutex<[Int64]>
+    /// Bytes the download's own source wrote, by URL (the added URL, or a mirror that took over from it).
+    private let sources = Mutex<[String: Int64]>([:])
+    /// Which URL wrote which bytes, to fetch a bad piece again from another source.
+    private let written = Mutex<[(range: Range<Int64>, url: String)]>([])
 
     /// No mirrors: one set shared by every download without any (nothing in it ever changes).
     static let empty = MirrorSet(urls: [])
 
     init(urls: [String]) {
-        self.urls = urls
+        urlList = Mutex(urls)
         statuses = Mutex(Array(repeating: .unchecked, count: urls.count))
         served = Mutex(Array(repeating: 0, count: urls.count))
     }
 
     var isEmpty: Bool { urls.isEmpty }
+
+    /// Adds mirrors the download's own source named (RFC 6249's `Link: <…>; rel=duplicate`), skipping those known;
+    /// returns those added. They are checked and confirmed as any mirror. Never on ``empty``.
+    @discardableResult
+    func add(_ more: [String]) -> [String] {
+        guard self !== Self.empty else { return [] }
+        // Lock order: statuses, then the URLs or the counts (as everywhere else).
+        return statuses.withLock { statuses in
+            let fresh = urlList.withLock { list in
+                var fresh: [String] = []
+                for url in more where !list.contains(url) && !fresh.contains(url) { fresh.append(url) }
+                list += fresh
+                return fresh
+            }
+            served.withLock { $0 += Array(repeating: 0, count: fresh.count) }
+            statuses += Array(repeating: .unchecked, count: fresh.count)
+            return fresh
+        }
+    }
 
     /// The source for connection `index`: connection 0 and every connection beyond the live sources use the
     /// primary; the others are spread over the mirrors still live. A mirror another connection is checking is
@@ -46,8 +73,10 @@ final class MirrorSet: Sendable {
     func source(for index: Int) -> Source {
         statuses.withLock { statuses in
             let live = statuses.indices.filter {
-                if case .dropped = statuses[$0] { return false }
-                return true
+                switch statuses[$0] {
+                case .dropped, .source: return false
+                case .unchecked, .checking, .admitted: return true
+                }
             }
             guard index > 0, !live.isEmpty else { return .primary }
             let slot = (index - 1) % (live.count + 1)
@@ -59,7 +88,7 @@ final class MirrorSet: Sendable {
                 return .mirror(index: chosen, url: urls[chosen], needsCheck: true)
             case .checking: return .primary
             case .admitted: return .mirror(index: chosen, url: urls[chosen], needsCheck: false)
-            case .dropped: return .primary
+            case .dropped, .source: return .primary
             }
         }
     }
@@ -72,15 +101,71 @@ final class MirrorSet: Sendable {
     @discardableResult
     func drop(_ index: Int, reason: String) -> Bool {
         statuses.withLock { statuses in
-            if case .dropped = statuses[index] { return false }
-            statuses[index] = .dropped(reason: reason)
-            return true
+            switch statuses[index] {
+            case .dropped, .source: return false
+            case .unchecked, .checking, .admitted:
+                statuses[index] = .dropped(reason: reason)
+                return true
+            }
         }
     }
 
-    /// Counts `bytes` mirror `index` wrote and the primary confirmed.
-    func confirmed(_ bytes: Int64, by index: Int) {
-        served.withLock { $0[index] += bytes }
+    /// The download's URL failed: the first mirror still live becomes the download's source (no longer a mirror).
+    /// Nil when none is left.
+    func takeOver() -> (index: Int, url: String)? {
+        statuses.withLock { statuses in
+            let next = statuses.indices.first {
+                switch statuses[$0] {
+                case .dropped, .source: false
+                case .unchecked, .checking, .admitted: true
+                }
+            }
+            guard let next else { return nil }
+            statuses[next] = .source
+            return (next, urls[next])
+        }
+    }
+
+    /// Counts the bytes of `range`, written from the download's own source at `url` (the added URL, or a mirror
+    /// that took over).
+    func credit(_ range: Range<Int64>, to url: String) {
+        // The shared empty set counts nothing: a download without mirrors has one source.
+        guard !range.isEmpty, !urls.isEmpty else { return }
+        sources.withLock { $0[url, default: 0] += Int64(range.count) }
+        written.withLock { $0.append((range, url)) }
+    }
+
+    /// The bytes of the part file (since it was last cut back to 0) by the URL that served them: the download's own
+    /// source and each mirror, in the order first credited.
+    var servedBytes: [(url: String, bytes: Int64)] {
+        let own = sources.withLock { $0 }
+        let mirrors = served.withLock { served in served.indices.map { (urls[$0], served[$0]) } }
+        var merged: [String: Int64] = own
+        for (url, bytes) in mirrors where bytes > 0 { merged[url, default: 0] += bytes }
+        return merged.filter { $0.value > 0 }.sorted { $0.value > $1.value }.map { ($0.key, $0.value) }
+    }
+
+    /// Counts the bytes of `range` mirror `index` wrote and the primary confirmed.
+    func confirmed(_ range: Range<Int64>, by index: Int) {
+        served.withLock { $0[index] += Int64(range.count) }
+        written.withLock { $0.append((range, urls[index])) }
+    }
+
+    /// The URLs that wrote bytes of `range` (since the part file was last cut back to 0).
+    func servers(of range: Range<Int64>) -> Set<String> {
+        written.withLock { written in Set(written.filter { $0.range.overlaps(range) }.map(\.url)) }
+    }
+
+    /// The mirrors not dropped, by index and URL.
+    var live: [(index: Int, url: String)] {
+        statuses.withLock { statuses in
+            statuses.indices.compactMap { index in
+                switch statuses[index] {
+                case .dropped, .source: nil
+                case .unchecked, .checking, .admitted: (index, urls[index])
+                }
+            }
+        }
     }
 
     /// The mirrors whose bytes are in the part file (since it was last cut back to 0).
@@ -91,6 +176,8 @@ final class MirrorSet: Sendable {
     /// The part file was cut back to 0: no mirror's bytes are in it any more.
     func forgetServedBytes() {
         served.withLock { $0 = Array(repeating: 0, count: $0.count) }
+        sources.withLock { $0 = [:] }
+        written.withLock { $0 = [] }
     }
 
     /// The mirrors dropped so far and why.

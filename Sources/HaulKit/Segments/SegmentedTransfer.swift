@@ -51,6 +51,8 @@ struct SegmentedTransfer: Sendable {
         var start: Int64
         /// One past its last byte.
         var end: Int64
+        /// Its own digest's part in the ``DigestLedger``, if it stated one.
+        var part: Int?
     }
 
     let id: DownloadID
@@ -66,6 +68,8 @@ struct SegmentedTransfer: Sendable {
     let retrier: Retrier
     let environment: JobEnvironment
     let connections: Int
+    /// Where each response's digests are noted (the primary's whole-file digest, every response's own).
+    let ledger: DigestLedger
     var logger: Logger
 
     /// Returns when no segment is left to claim (the caller checks that the plan is complete).
@@ -143,8 +147,10 @@ struct SegmentedTransfer: Sendable {
         let overlap = verify ? min(segment.written, environment.settings.resumeOverlap) : 0
         let start = segment.next - overlap
         let body: HTTPClientResponse.Body
+        var part: Int?
         if let first = opening, first.start == start {
             body = first.body
+            part = first.part
             opening = nil
             board.requesting(segment.id, through: first.end)
         } else {
@@ -159,42 +165,73 @@ struct SegmentedTransfer: Sendable {
                 board.requesting(segment.id, through: end)
                 generation = used
                 let response = try await environment.session.get(
-                    primary, profile: profile, range: "bytes=\(start)-\(end - 1)", ifRange: validator.ifRange,
-                    logger: logger
+                    primary, home: await target.home, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    ifRange: validator.ifRange, logger: logger
                 ).response
-                body = try accept(response, url: primary, start: start, overlap: overlap)
+                let head: ResponseHead
+                (body, head) = try accept(response, url: primary, start: start, overlap: overlap)
+                part = try noteDigests(head, start: start, source: primary, representation: true)
             case .mirror(let mirror, let url, let needsCheck):
                 if needsCheck {
-                    try await check(mirror: url, home: primary)
+                    try await check(mirror: url, home: await target.home ?? primary)
                     mirrors.admit(mirror)
                 }
                 board.requesting(segment.id, through: end)
                 let response = try await environment.session.get(
-                    url, home: primary, profile: profile, range: "bytes=\(start)-\(end - 1)", logger: logger
+                    url, home: await target.home ?? primary, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    logger: logger
                 ).response
                 body = try acceptFromMirror(response, start: start, end: end)
+                part = try noteDigests(ResponseHead(response, now: Date()), start: start, source: url)
             }
         }
 
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
         guard case .mirror(let mirror, _, _) = source else {
-            return try await write(body, segment: segment, from: start, overlap: overlap)
+            do {
+                let (primary, _) = await target.current
+                return try await write(
+                    body, segment: segment, from: start, overlap: overlap, part: part, credit: primary)
+            } catch {
+                ledger.abandonPart(part)
+                throw error
+            }
         }
         board.beginProvisional(segment.id)
         do {
-            let wrote = try await write(body, segment: segment, from: start, overlap: overlap, mirror: true)
+            let wrote = try await write(body, segment: segment, from: start, overlap: overlap, mirror: true, part: part)
             try await confirm(segment.id, mirror: mirror)
             return wrote
         } catch {
+            ledger.abandonPart(part)
             forgetProvisionalBytes(of: segment.id)
             throw error
         }
     }
 
+    /// Notes a response's digests (its whole-file digest only for the primary's); a whole-file digest that
+    /// contradicts an earlier one restarts the download.
+    private func noteDigests(
+        _ head: ResponseHead, start: Int64, source: String, representation: Bool = false
+    ) throws -> Int? {
+        let length = head.contentRange.flatMap(ContentRange.init(parsing:)).flatMap { range -> Int64? in
+            guard let first = range.first, let last = range.last else { return nil }
+            return last - first + 1
+        }
+        do throws(DigestLedger.Conflict) {
+            return try ledger.note(
+                head.digests, representation: representation, bodyStart: start, length: length ?? head.contentLength,
+                generation: state.current.generation, source: source)
+        } catch {
+            throw Restart(reason: .resourceChanged, detail: error.description)
+        }
+    }
+
     /// Writes a segment's body; returns whether it brought any byte past the compared overlap.
     private func write(
-        _ body: HTTPClientResponse.Body, segment: Segment, from start: Int64, overlap: Int64, mirror: Bool = false
+        _ body: HTTPClientResponse.Body, segment: Segment, from start: Int64, overlap: Int64, mirror: Bool = false,
+        part: Int? = nil, credit source: String? = nil
     ) async throws -> Bool {
         let ending = try await writer.write(
             body, from: start, overlap: overlap, room: segment.end - segment.next
@@ -202,6 +239,18 @@ struct SegmentedTransfer: Sendable {
             if let failure = state.didReceive(count) { throw failure }
             // The segment's end may have moved closer: another connection took over its second half.
             return board.record(segment.id, through: position)
+        }
+        if case .ended(let position, _) = ending {
+            // Complete when it brought every byte its Content-Range announced (else the part knows its end).
+            ledger.endPart(part, complete: true, end: position)
+        } else {
+            ledger.abandonPart(part)
+        }
+        switch ending {
+        case .ended(let position, _), .full(let position):
+            if let source { mirrors.credit(start + overlap..<max(start + overlap, position), to: source) }
+        case .mismatch:
+            break
         }
         switch ending {
         case .mismatch:
@@ -230,10 +279,13 @@ struct SegmentedTransfer: Sendable {
             do {
                 let (primary, _) = await target.current
                 let response = try await environment.session.get(
-                    primary, profile: profile, range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)",
-                    ifRange: validator.ifRange, logger: logger
+                    primary, home: await target.home, profile: profile,
+                    range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)", ifRange: validator.ifRange,
+                    logger: logger
                 ).response
-                let body = try accept(response, url: primary, start: piece.lowerBound, overlap: Int64(piece.count))
+                let body = try accept(
+                    response, url: primary, start: piece.lowerBound, overlap: Int64(piece.count)
+                ).body
                 ending = try await writer.write(body, from: piece.lowerBound, overlap: Int64(piece.count), room: 0) {
                     _, _ in 0
                 }
@@ -255,7 +307,7 @@ struct SegmentedTransfer: Sendable {
             }
         }
         board.seal(id)
-        mirrors.confirmed(Int64(range.count), by: mirror)
+        mirrors.confirmed(range, by: mirror)
     }
 
     /// Forgets what a mirror wrote into segment `id` and has not been confirmed; the segment goes back to the plan
@@ -330,7 +382,7 @@ struct SegmentedTransfer: Sendable {
     /// The body of a segment response that may be written at `start`; anything else stops the transfer.
     private func accept(
         _ response: HTTPClientResponse, url: String, start: Int64, overlap: Int64
-    ) throws -> HTTPClientResponse.Body {
+    ) throws -> (body: HTTPClientResponse.Body, head: ResponseHead) {
         let head = ResponseHead(response, now: Date())
         if head.status == 200 || head.status == 203 {
             // The whole representation, whatever was asked: a new copy from byte 0 (or a failure by policy).
@@ -347,7 +399,7 @@ struct SegmentedTransfer: Sendable {
             head, request: RangeRequest(start: start, overlap: overlap), recorded: validator, url: url, policy: policy)
         switch decision {
         case .write(let offset, _, nil) where offset == start:
-            return response.body
+            return (response.body, head)
         case .write(_, _, let reason?):
             throw Restart(reason: reason, detail: "a segment request got \(head.status)")
         case .refetchFromStart(let reason, let detail):

@@ -17,6 +17,9 @@ struct FileFingerprint: Sendable, Equatable {
     var identity: String
     /// Lowercase hexadecimal; nil where it was not computed (a download completed by an earlier version of Haul).
     var sha256: String?
+    /// What the file's bytes were verified against when it completed; nil for a download completed before Haul kept
+    /// this.
+    var verification: DownloadVerification?
 
     /// How the file on disk compares with its fingerprint.
     enum Comparison: Sendable, Equatable {
@@ -58,11 +61,14 @@ struct FileFingerprint: Sendable, Equatable {
         sha256 = nil
     }
 
-    init(size: Int64, modified: Int64, identity: String, sha256: String?) {
+    init(
+        size: Int64, modified: Int64, identity: String, sha256: String?, verification: DownloadVerification? = nil
+    ) {
         self.size = size
         self.modified = modified
         self.identity = identity
         self.sha256 = sha256
+        self.verification = verification
     }
 
     /// Compares the file now at `path` with this fingerprint (size, modification time, identity; never its bytes).

@@ -190,6 +190,7 @@ final class FinishingQueue: Sendable {
                 if case .file(let part) = requests[index].contents { part } else { created[index] }
             var fingerprint = file?.fingerprint
             fingerprint?.sha256 = requests[index].record.fingerprint?.sha256
+            fingerprint?.verification = requests[index].record.fingerprint?.verification
             return .success(fingerprint)
         }
     }

@@ -13,6 +13,8 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     case owner
     /// The completed file's fingerprint (``FileFingerprint``).
     case fileSize, fileModified, fileIdentity, sha256
+    /// What the completed file was verified against (``DownloadVerification``, JSON).
+    case verification
 
     /// Who writes a column after the record is inserted.
     enum Owner: Sendable {
@@ -34,7 +36,7 @@ enum DownloadColumn: String, CaseIterable, Sendable {
         // The URL too: a freshly signed URL for the same file replaces the old one (``ResourceKey``).
         case .url, .options: .settings
         case .state, .startedAt, .completedAt, .errorCode, .errorSummary, .errorSuggestion, .errorTransient,
-            .errorHTTPStatus, .owner, .fileSize, .fileModified, .fileIdentity, .sha256:
+            .errorHTTPStatus, .owner, .fileSize, .fileModified, .fileIdentity, .sha256, .verification:
             .lifecycle
         case .destinationPath, .hasPartData, .generation, .durableBytes, .bootID, .etag, .lastModified, .totalBytes,
             .contentEncoding, .finalURL, .finalizing, .segments:
@@ -50,7 +52,8 @@ enum DownloadColumn: String, CaseIterable, Sendable {
             "INTEGER"
         // JSON columns (destination, options, segments) are declared TEXT too.
         case .url, .requestedDestination, .destinationPath, .options, .state, .errorSummary, .errorSuggestion,
-            .bootID, .etag, .lastModified, .contentEncoding, .finalURL, .segments, .owner, .fileIdentity, .sha256:
+            .bootID, .etag, .lastModified, .contentEncoding, .finalURL, .segments, .owner, .fileIdentity, .sha256,
+            .verification:
             "TEXT"
         case .createdAt, .updatedAt, .startedAt, .completedAt: "DATETIME"
         case .errorTransient, .hasPartData, .finalizing: "BOOLEAN"

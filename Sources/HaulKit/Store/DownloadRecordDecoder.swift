@@ -37,6 +37,7 @@ struct DownloadRecordDecoder {
         var transfer = TransferRecord()
         var error = DownloadRecord.ErrorColumns()
         var fileSize: Int64?
+        var verification: DownloadVerification?
         var fileModified: Int64?
         var fileIdentity: String?
         var sha256: String?
@@ -81,11 +82,16 @@ struct DownloadRecordDecoder {
             case .fileModified: fileModified = try row.integer(at: index)
             case .fileIdentity: fileIdentity = try row.text(at: index)
             case .sha256: sha256 = try row.text(at: index)
+            case .verification:
+                if let text = try row.text(at: index) {
+                    verification = try? json.decode(DownloadVerification.self, from: Data(text.utf8))
+                }
             }
         }
         if let fileSize, let fileModified, let fileIdentity {
             record.fingerprint = FileFingerprint(
-                size: fileSize, modified: fileModified, identity: fileIdentity, sha256: sha256)
+                size: fileSize, modified: fileModified, identity: fileIdentity, sha256: sha256,
+                verification: verification)
         }
         if transfer != TransferRecord() { record.transfer = transfer }
         record.errorColumns = error

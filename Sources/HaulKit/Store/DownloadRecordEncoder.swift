@@ -90,6 +90,7 @@ struct DownloadRecordEncoder {
         case .fileModified: StoredValue(record.fingerprint?.modified)
         case .fileIdentity: StoredValue(record.fingerprint?.identity)
         case .sha256: StoredValue(record.fingerprint?.sha256)
+        case .verification: StoredValue(try record.fingerprint?.verification.map(jsonText))
         }
     }
 

@@ -65,6 +65,9 @@ enum DownloadSchema {
             try db.execute(sql: "CREATE INDEX download_unfinished ON download (id) WHERE state <> 'completed'")
             try db.create(index: "download_on_url", on: "download", columns: ["url"])
         }
+        migrator.registerMigration("v7: what a completed file was verified against") { db in
+            try db.alter(table: "download") { t in t.add(column: "verification", .text) }
+        }
         return migrator
     }
 

@@ -454,15 +454,24 @@ final class PostgresDownloadStore: DownloadStore {
             """
             ALTER TABLE \(table) ADD COLUMN owner TEXT, ADD COLUMN fileSize BIGINT, ADD COLUMN fileModified BIGINT,
                 ADD COLUMN fileIdentity TEXT, ADD COLUMN sha256 TEXT;
-            \(updateTrigger)
+            \(updateTrigger(through: .sha256))
+            """
+        ),
+        (
+            "v7: what a completed file was verified against",
+            """
+            ALTER TABLE \(table) ADD COLUMN verification TEXT;
+            \(updateTrigger(through: .verification))
             """
         ),
     ]
 
     /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``
-    /// but the id; a claim, renewal or release alone changes only the lease columns and is not announced).
-    private static var updateTrigger: String {
-        let columns = DownloadColumn.allCases.filter { $0 != .id }.map(\.rawValue).joined(separator: ", ")
+    /// but the id, through `last`: those a migration's table has; a claim, renewal or release alone changes only the
+    /// lease columns and is not announced).
+    private static func updateTrigger(through last: DownloadColumn) -> String {
+        let all = DownloadColumn.allCases
+        let columns = all[...all.firstIndex(of: last)!].filter { $0 != .id }.map(\.rawValue).joined(separator: ", ")
         return """
             DROP TRIGGER \(table)_updated ON \(table);
             CREATE TRIGGER \(table)_updated AFTER UPDATE OF \(columns)

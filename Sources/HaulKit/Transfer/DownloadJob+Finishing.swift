@@ -21,18 +21,27 @@ extension DownloadJob {
             return $0.written
         }
         if let held {
-            try await finishHeld(held, total: total, partPath: partPath, destination: destination)
-            return .completed
+            return try await finishHeld(held, total: total, partPath: partPath, destination: destination)
         }
         guard let file = state.current.file else {
             throw DownloadError.internalError("download \(id) finished without a part file")
         }
         CrashPoint.reach(CrashPoint.afterLastByte)
         followPartFile()
-        let digests = try await follower?.value ?? [:]
-        if let checksum = record.options.checksum, let digest = digests[checksum.algorithm], digest != checksum.hex {
-            if let refetch = try refetchWithoutMirrors(checksum) { return refetch }
-            throw try keepBadFile(file, partPath: partPath, destination: destination, checksum, digest)
+        var digests = try await follower?.value ?? [:]
+        digests = try await repairPieces(
+            digests, file: file, total: total, partPath: partPath, destination: destination)
+        if let checksum = record.options.checksum, let digest = digests[DigestAlgorithm(checksum.algorithm)],
+            digest != checksum.hex
+        {
+            let reason = "the file failed its \(checksum.algorithm.rawValue) checksum"
+            if let refetch = try refetchWithoutMirrors(because: reason) { return refetch }
+            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+                .checksumMismatch(expected: checksum, actual: digest, keptAt: kept)
+            }
+        }
+        if let problem = serverDigestProblem(digests) {
+            return try await rejectForServerDigest(problem, file: file, partPath: partPath, destination: destination)
         }
         if let expected = expectedSHA256, let digest = digests[.sha256], digest != expected {
             // The bytes on disk before this run (a completed file cut short, resumed) were not all the file's.
@@ -41,7 +50,8 @@ extension DownloadJob {
             startFollower()
             return .refetch(.contentMismatch, detail: "the resumed file differs from the one completed before")
         }
-        record.fingerprint = FileFingerprint(size: total, modified: 0, identity: "", sha256: digests[.sha256])
+        record.fingerprint = FileFingerprint(
+            size: total, modified: 0, identity: "", sha256: digests[.sha256], verification: verification(digests))
         // The plan goes, but its journal stays on disk until the file is in place: a crash before the finalizing
         // record is committed resumes from the journal, which says every byte is there, and fetches nothing again.
         let journal = board != nil ? closeSegments() : nil
@@ -66,25 +76,27 @@ extension DownloadJob {
         return .completed
     }
 
-    /// A file that failed its checksum with mirrors' bytes in it: the mirrors are dropped and the file is fetched
-    /// again from the primary alone. Nil when no mirror's bytes are in it (the file itself is not the one expected).
-    mutating func refetchWithoutMirrors(_ checksum: Checksum) throws(DownloadError) -> FinishResult? {
+    /// A file that failed a check (`failure`: "the file failed its sha256 checksum") with mirrors' bytes in it: the
+    /// mirrors are dropped and the file is fetched again from the primary alone. Nil when no mirror's bytes are in it
+    /// (the file itself is not the one expected).
+    mutating func refetchWithoutMirrors(because failure: String) throws(DownloadError) -> FinishResult? {
         let contributors = mirrors.contributors
         guard !contributors.isEmpty else { return nil }
-        let reason = "the file failed its \(checksum.algorithm.rawValue) checksum with bytes from this mirror in it"
+        let reason = "\(failure) with bytes from this mirror in it"
         for (index, url) in contributors where mirrors.drop(index, reason: reason) {
             logger.notice("dropping a mirror", metadata: ["mirror": "\(url)", "reason": "\(reason)"])
             if let address = URL(string: url) { environment.events.yield(id, .mirrorDropped(address, reason: reason)) }
         }
         try rewind(to: 0, because: .checksumMismatch)
         startFollower()
-        return .refetch(.checksumMismatch, detail: "the file failed its checksum with mirrors' bytes in it")
+        return .refetch(.checksumMismatch, detail: "\(failure) with mirrors' bytes in it")
     }
 
     /// Moves a complete file that failed its checksum aside, to `<destination>.bad` (never to the destination, so
-    /// nothing takes it for the file), and returns the error that says where it is. The next run starts over.
+    /// nothing takes it for the file), and returns the error that says where it is (`error`, given that place or
+    /// nil). The next run starts over.
     mutating func keepBadFile(
-        _ file: PartFile, partPath: String, destination: String, _ checksum: Checksum, _ digest: String
+        _ file: PartFile, partPath: String, destination: String, error: (String?) -> DownloadError
     ) throws(DownloadError) -> DownloadError {
         let bad = destination + ".bad"
         var kept: String? = bad
@@ -99,21 +111,33 @@ extension DownloadJob {
         file.close()
         state.update { $0.file = nil }
         try rewind(to: 0, because: nil)
-        return .checksumMismatch(expected: checksum, actual: digest, keptAt: kept)
+        return error(kept)
     }
 
     /// Hands a held body to the finishing group: its record (destination, validators, no synced bytes) is committed
     /// there before its part file is written, synced and renamed.
     mutating func finishHeld(
         _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
-    ) async throws {
+    ) async throws -> FinishResult {
         self.held = nil
+        let digests = heldDigests(held.body.chunks)
+        if let problem = serverDigestProblem(digests) {
+            // A small file, never on disk: fetched again if the file changed meanwhile, else failed.
+            if let change = await changedOnServer(since: problem.wholeFile ? problem.digest : nil) {
+                try rewind(to: 0, because: .resourceChanged)
+                return .refetch(.resourceChanged, detail: "the file changed on the server: \(change)")
+            }
+            try rewind(to: 0, because: nil)
+            throw DownloadError.serverDigestMismatch(
+                problem.what, algorithm: problem.digest.algorithm, header: problem.digest.header,
+                expected: problem.digest.hex, actual: problem.actual)
+        }
         record.transfer.totalBytes = total
         record.transfer.hasPartData = true
         record.transfer.durableBytes = 0
         record.transfer.bootID = BootIdentity.current
         record.fingerprint = FileFingerprint(
-            size: total, modified: 0, identity: "", sha256: ChecksumFollower.sha256(of: held.body.chunks))
+            size: total, modified: 0, identity: "", sha256: digests[.sha256], verification: verification(digests))
         markCompleted()
         await startFinishing(holding: total)
         do {
@@ -131,6 +155,7 @@ extension DownloadJob {
             }
             throw error
         }
+        return .completed
     }
 
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.

@@ -7,7 +7,7 @@ extension DownloadJob {
     /// no modification time to keep.
     func holdableSize(_ head: ResponseHead, validator: ResourceValidator, offset: Int64) -> Int64? {
         guard offset == 0, state.current.file == nil, board == nil, let total = validator.totalBytes,
-            total <= settings.heldBodyLimit, record.options.checksum == nil,
+            total <= settings.heldBodyLimit, record.options.checksum == nil, record.options.pieces == nil,
             record.options.existingFile != .replaceIfNewer,
             connectionsAllowed == 1 || total < 2 * settings.minimumSegmentSize
         else { return nil }
@@ -23,7 +23,8 @@ extension DownloadJob {
     /// Receives the whole body of a small new file into memory; ``finish(follower:)`` hands it to the finishing
     /// group. A body that does not complete is written to its part file first (``spill(_:validator:fresh:)``).
     mutating func receiveHeld(
-        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?
+        _ body: HTTPClientResponse.Body, validator: ResourceValidator, fresh: Bool, contentLength: Int64?,
+        part: Int? = nil
     ) async throws -> AttemptResult {
         guard let total = validator.totalBytes else { throw DownloadError.internalError("a held body needs its size") }
         let bytes = HeldBody()
@@ -35,12 +36,19 @@ extension DownloadJob {
                 return total - position
             }
         } catch {
+            ledger.abandonPart(part)
             await spill(bytes, validator: validator, fresh: fresh)
             throw error
+        }
+        if case .ended(let position, _) = ending, position == total {
+            ledger.endPart(part, complete: true, end: total)
+        } else {
+            ledger.abandonPart(part)
         }
         switch ending {
         case .ended(let position, _) where position == total:
             held = (bytes, fresh)
+            if let source = state.current.source { mirrors.credit(0..<total, to: source) }
             state.update { $0.written = total }
             return .completed
         case .ended(let position, let received):

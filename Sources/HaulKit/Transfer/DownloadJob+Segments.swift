@@ -68,7 +68,7 @@ extension DownloadJob {
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: grantedConnections(), logger: logger)
+            connections: grantedConnections(), ledger: ledger, logger: logger)
         do {
             try await transfer.run(opening: opening)
         } catch let restart as SegmentedTransfer.Restart {

@@ -70,7 +70,9 @@ struct DownloadJob {
     var expectedSHA256: String?
     /// Hashes the part file behind the writer: the SHA-256 every completed file keeps, and the checksum the file
     /// must match (see ``startFollower()``).
-    var follower: Task<[Checksum.Algorithm: String], any Error>?
+    var follower: Task<[DigestAlgorithm: String], any Error>?
+    /// What the server stated about the file and each response's bytes, and what the follower found.
+    let ledger: DigestLedger
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
@@ -83,8 +85,9 @@ struct DownloadJob {
         self.hostLimiter = hostLimiter
         self.environment = environment
         target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
-        mirrors =
-            record.options.mirrors.isEmpty ? .empty : MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
+        // A set of its own even without mirrors: the download's URL may name some (`Link: rel=duplicate`).
+        mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
+        ledger = DigestLedger(verifies: record.options.serverDigests.verifies)
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             startingWith: 0)
@@ -103,8 +106,10 @@ struct DownloadJob {
     /// body goes to a part file: a small body held in memory is hashed whole when it finishes.
     mutating func startFollower() {
         follower?.cancel()
+        ledger.forgetPieces()
         let follower = ChecksumFollower(
-            checksum: record.options.checksum?.algorithm, state: state, clock: settings.tickClock)
+            checksum: record.options.checksum?.algorithm, state: state, ledger: ledger, pieces: record.options.pieces,
+            clock: settings.tickClock)
         self.follower = Task(executorPreference: TaskPlacement.offLoop) { try await follower.digests() }
     }
 
@@ -139,8 +144,13 @@ struct DownloadJob {
         }
         var final = outcome.record
         if case .completed = outcome {
-            // The last word on its size, even when the monitor never ticked (a small file).
+            // The last word on its size, even when the monitor never ticked (a small file), and on what it was
+            // verified against.
             environment.events.yield(id, .progress(state.progress))
+            if let verification = final.fingerprint?.verification {
+                let sources = await sourceBytes(total: state.current.total ?? state.current.written)
+                environment.events.yield(id, .verified(verification, sources: sources))
+            }
         } else if let refreshed = try? environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
@@ -180,7 +190,8 @@ struct DownloadJob {
                 } catch is KeptExistingFile {
                     return .completed(record)
                 } catch let verdict as Retrier.GaveUp {
-                    // A connection of this download spent the shared budget.
+                    // A connection of this download spent the shared budget (unless another source takes over).
+                    if await takeOver(after: verdict) { continue }
                     machine.gaveUp(verdict.error)
                 } catch {
                     logger.debug("attempt failed", metadata: ["error": "\(error)"])
@@ -193,6 +204,10 @@ struct DownloadJob {
                         after: setback, bytes: state.current.received, requestedWith: requestedGeneration)
                     machine.waited()
                 } catch let verdict as Retrier.GaveUp {
+                    if await takeOver(after: verdict) {
+                        machine.waited()
+                        continue
+                    }
                     machine.gaveUp(verdict.error)
                 } catch {
                     machine.cancelled()
@@ -267,7 +282,18 @@ struct DownloadJob {
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
             }
+            let part: Int?
+            do throws(DigestLedger.Conflict) {
+                part = try ledger.note(
+                    head.digests, representation: true, bodyStart: offset, length: head.contentLength,
+                    generation: state.current.generation, source: finalURL.absoluteString)
+            } catch {
+                return try restartForChangedDigest(error)
+            }
             record.transfer.finalURL = finalURL.absoluteString
+            for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
+                logger.info("the server names a mirror", metadata: ["mirror": "\(added)"])
+            }
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total
@@ -278,7 +304,7 @@ struct DownloadJob {
                 record.transfer.record(validator)
                 state.update { $0.total = total }
                 return try await receiveHeld(
-                    response.body, validator: validator, fresh: fresh, contentLength: head.contentLength)
+                    response.body, validator: validator, fresh: fresh, contentLength: head.contentLength, part: part)
             } else {
                 try await beginPartData(validator, head: head, url: finalURL)
             }
@@ -293,13 +319,14 @@ struct DownloadJob {
             {
                 let board = try startSegments(total: total, done: offset)
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
-                return try await runSegmented(board, opening: .init(body: response.body, start: offset, end: end))
+                return try await runSegmented(
+                    board, opening: .init(body: response.body, start: offset, end: end, part: part))
             }
             // A bounded range of a file whose size the server does not tell ends where we asked, not at the end.
             let endsTheFile = head.status != 206 || !bounded || record.transfer.totalBytes != nil
             return try await receive(
                 response.body, from: offset, verifying: restart == nil ? overlap : 0,
-                contentLength: head.contentLength, endsTheFile: endsTheFile)
+                contentLength: head.contentLength, endsTheFile: endsTheFile, part: part)
         }
     }
 
@@ -316,14 +343,23 @@ struct DownloadJob {
         record.transfer.finalURL = finalURL?.absoluteString ?? record.url
         try await beginPartData(validator, head: head, url: finalURL)
         state.update { $0.total = record.transfer.totalBytes }
+        let part: Int?
+        do throws(DigestLedger.Conflict) {
+            part = try ledger.note(
+                head.digests, representation: true, bodyStart: 0, length: head.contentLength,
+                generation: state.current.generation, source: record.transfer.finalURL ?? record.url)
+        } catch {
+            return try restartForChangedDigest(error)
+        }
         return try await receive(
-            response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true)
+            response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true, part: part)
     }
 
     var requestProfile: RequestProfile {
         RequestProfile(
-            userAgent: settings.userAgent, custom: record.options.headers, credentials: record.options.credentials,
-            redirects: record.options.redirects)
+            userAgent: settings.userAgent,
+            custom: record.options.headers + (record.options.serverDigests == .ask ? Self.digestWishes : []),
+            credentials: record.options.credentials, redirects: record.options.redirects)
     }
 
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a
@@ -347,7 +383,8 @@ struct DownloadJob {
             profile.custom.append(HTTPHeaderField(name: "If-Modified-Since", value: HTTPDate.format(existingModified)))
         }
         return try await environment.session.get(
-            url, profile: profile, range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
+            url, home: await target.home, profile: profile,
+            range: rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil, decoding: decoding,
             logger: logger)
     }
@@ -452,6 +489,7 @@ struct DownloadJob {
         record.transfer.durableBytes = min(record.transfer.durableBytes, offset)
         if offset == 0 {
             record.transfer.hasPartData = false
+            ledger.reset()
             mirrors.forgetServedBytes()
             expectedSHA256 = nil
         }
@@ -474,18 +512,30 @@ struct DownloadJob {
     /// `endsTheFile` is false for a bounded range of a file of unknown size: its end is not the file's end.
     mutating func receive(
         _ body: HTTPClientResponse.Body, from offset: Int64, verifying overlap: Int64, contentLength: Int64?,
-        endsTheFile: Bool
+        endsTheFile: Bool, part: Int? = nil
     ) async throws -> AttemptResult {
         guard let file = state.current.file else { throw DownloadError.internalError("no part file for \(id)") }
         followPartFile()
         let total = record.transfer.totalBytes
         let start = offset + overlap
         let state = state
-        let ending = try await writer(file).write(
-            body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
-        ) { count, position in
-            if let failure = state.didWrite(count, through: position) { throw failure }
-            return total.map { $0 - position } ?? .max
+        let ending: BodyWriter.Ending
+        do {
+            ending = try await writer(file).write(
+                body, from: offset, overlap: overlap, room: total.map { $0 - start } ?? .max
+            ) { count, position in
+                if let failure = state.didWrite(count, through: position) { throw failure }
+                return total.map { $0 - position } ?? .max
+            }
+        } catch {
+            ledger.abandonPart(part)
+            throw error
+        }
+        if case .ended(let position, let received) = ending {
+            ledger.endPart(part, complete: contentLength.map { received >= $0 } ?? true, end: position)
+            if let source = state.current.source { mirrors.credit(start..<max(start, position), to: source) }
+        } else {
+            ledger.abandonPart(part)
         }
         switch ending {
         case .mismatch:

@@ -25,6 +25,19 @@ actor RequestTarget {
     /// Whether a refusal can be answered with a fresh URL.
     nonisolated var canRefresh: Bool { provider != nil }
 
+    /// The URL whose origin credentials and custom headers go to, once another source took over from the added URL
+    /// (``takeOver(by:)``); nil while requests go to the added URL (or a fresh one from the provider).
+    private(set) var home: String?
+
+    /// Another source of the file (a mirror) takes over from the URL that failed: every request goes to `url` from
+    /// now on, and its generation is a new one. Credentials and custom headers still go only to the added URL's
+    /// origin.
+    func takeOver(by url: String) {
+        home = home ?? added
+        self.url = url
+        generation += 1
+    }
+
     /// The URL to request and its generation (pass it to ``refresh(from:status:)`` if the request is refused).
     var current: (url: String, generation: Int) { (url, generation) }
 

@@ -23,6 +23,8 @@ final class TransferState: Sendable {
         /// The URL of the last request sent (before any redirect): while bytes arrive, its host is credited as
         /// serving (``HostGate``).
         var source: String?
+        /// Bytes the checksum follower has read back and hashed (this generation).
+        var verified: Int64 = 0
         /// True once the last byte is written and `total` is final.
         var finished = false
         /// The part file being written, once its name is known.

@@ -196,7 +196,10 @@ extension ResponseHead {
             lastModified: single("Last-Modified"),
             contentEncoding: single("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 },
             contentDisposition: single("Content-Disposition"),
-            retryAfter: single("Retry-After").flatMap { RetryAfter.delay(from: $0, now: now) }
+            retryAfter: single("Retry-After").flatMap { RetryAfter.delay(from: $0, now: now) },
+            digests: ServerDigests(headers),
+            duplicates: headers.contains(name: "Link")
+                ? DuplicateLinks.parse(headers["Link"], base: response.url) : []
         )
     }
 }

@@ -11,6 +11,10 @@ struct ResponseHead: Sendable, Equatable {
     var contentEncoding: String?
     var contentDisposition: String?
     var retryAfter: Duration?
+    /// The digests the response states, of the whole file and of its own content.
+    var digests = ServerDigests()
+    /// The mirrors it names (RFC 6249's `Link: <…>; rel=duplicate`), best first.
+    var duplicates: [String] = []
 
     var validator: ResourceValidator {
         ResourceValidator(

@@ -54,8 +54,9 @@ public actor Aria2Service {
         let params = Parameters(params)
         switch method {
         case "aria2.addUri": return try await addUri(params)
-        case "aria2.addTorrent", "aria2.addMetalink":
-            throw .failed("Haul downloads over HTTP and HTTPS only: BitTorrent and Metalink are not supported")
+        case "aria2.addMetalink": return try await addMetalink(params)
+        case "aria2.addTorrent":
+            throw .failed("Haul downloads over HTTP and HTTPS only: BitTorrent is not supported")
         case "aria2.remove", "aria2.forceRemove": return try await remove(params)
         case "aria2.pause", "aria2.forcePause": return try await pause(params)
         case "aria2.pauseAll", "aria2.forcePauseAll":

@@ -38,7 +38,7 @@ struct Aria2Status {
             case .tooManyRedirects, .redirectLoop: 23
             case .invalidURL, .invalidRequest: 28
             case .rateLimited: 29
-            case .checksumMismatch: 32
+            case .checksumMismatch, .serverDigestMismatch: 32
             case .interrupted: 7
             case .fileChanged: 13
             default: 1
@@ -80,6 +80,9 @@ struct Aria2Status {
             put("errorMessage", "")
             // Beyond aria2: the file on disk is not the one Haul completed (its size, time or identity differ).
             if let change = snapshot.fileChange { put("fileChange", .string(change)) }
+            // Haul's own key (aria2 clients ignore it): what the file was verified against. aria2's
+            // `verifiedLength` and `verifyIntegrityPending` mean a hash check under way, which a complete file is not.
+            if let verification = snapshot.verification { put("verification", .string(verification.description)) }
         case "error":
             put("errorCode", .string(errorCode(snapshot.lastError)))
             put("errorMessage", .string(snapshot.lastError?.summary ?? "failed"))

@@ -63,7 +63,7 @@ public actor NotificationHub {
                     fields["eta"] = .string(String(Int64(eta.components.seconds)))
                 }
                 await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true)
-            case .added, .restarted, .retrying, .mirrorDropped, .fileChanged:
+            case .added, .restarted, .retrying, .mirrorDropped, .fileChanged, .verified:
                 continue
             }
         }

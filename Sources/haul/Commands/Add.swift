@@ -52,8 +52,11 @@ struct Add: AsyncParsableCommand {
         let manager = try await state.openEditor()
         var added = 0
         do {
+            // A Metalink's files come first, in one batch (a Metalink names at most 10,000).
+            var metalinked = try await request.metalinkAdditions(options, manager: manager)
             while true {
-                var batch: [(URL, DownloadDestination?, DownloadOptions)] = []
+                var batch: [(URL, DownloadDestination?, DownloadOptions)] = metalinked
+                metalinked = []
                 while batch.count < Self.batchSize, let planned = try plan.next() {
                     batch.append(RequestOptions.addition(planned, options))
                 }

@@ -8,7 +8,7 @@ enum ExitStatus {
     /// At least one download failed for another reason (a malformed response, redirects, a file that keeps
     /// changing, a refused URL).
     static let downloadFailed = ExitCode(1)
-    /// A checksum did not match.
+    /// A checksum did not match: the user's, or a digest the server stated.
     static let checksumMismatch = ExitCode(3)
     /// A disk or file-system error (disk full, not writable, state database).
     static let fileSystem = ExitCode(4)
@@ -32,7 +32,7 @@ enum ExitStatus {
         switch error.code {
         case .diskFull, .destinationNotWritable, .destinationInUse, .fileSystem, .stateDatabase, .fileChanged:
             fileSystem
-        case .checksumMismatch: checksumMismatch
+        case .checksumMismatch, .serverDigestMismatch: checksumMismatch
         case .tlsFailure: tls
         case .serverError, .rateLimited, .httpClientError: httpError
         case .hostDown where error.httpStatus != nil: httpError

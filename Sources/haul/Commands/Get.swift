@@ -37,6 +37,9 @@ struct Get: AsyncParsableCommand {
     var streamsToStandardOutput: Bool { request.output == "-" }
 
     func validate() throws {
+        if !request.metalinkArguments.isEmpty, streamsToStandardOutput || spider {
+            throw ValidationError("a Metalink's files are saved to files: -o - and --spider do not apply")
+        }
         guard streamsToStandardOutput, !spider else { return }
         let reason = "-o - writes the file to standard output over one connection"
         if transfer.json { throw ValidationError("\(reason): --json cannot share it") }
@@ -49,7 +52,8 @@ struct Get: AsyncParsableCommand {
 
     func run() async throws {
         // Asked first: a password prompt comes before any output.
-        let additions = try request.additions(try request.downloadOptions())
+        let options = try request.downloadOptions()
+        let additions = try request.additions(options)
         var configuration = transfer.configuration(state: state, retryMaxTime: 90)
         // Only the URLs named here: other queued downloads wait for `haul run`. What it adds is its own: left
         // unfinished, it is interrupted, and nothing runs it until this command runs again or `haul resume`.
@@ -81,10 +85,13 @@ struct Get: AsyncParsableCommand {
 
         let ids: [DownloadID]
         do {
-            ids = try await manager.add(contentsOf: additions)
+            let metalinked = try await request.metalinkAdditions(options, manager: manager)
+            ids = try await manager.add(contentsOf: additions + metalinked)
         } catch {
-            Console.error(error.description)
-            try await session.finish(adding: [error])
+            // A Metalink fetched now that cannot be used is the command's failure, as a refused download is.
+            let failure = (error as? DownloadError) ?? DownloadError.invalidRequest("\(error)")
+            Console.error(failure.description)
+            try await session.finish(adding: [failure])
         }
         await session.show(ids)
         await manager.waitUntilEnded(ids)

@@ -56,6 +56,7 @@ struct Info: AsyncParsableCommand {
         if let limit = snapshot.options.speedLimit { rows.append(("Speed limit", ByteFormat.rate(Double(limit)))) }
         if let checksum = snapshot.options.checksum { rows.append(("Checksum", checksum.description)) }
         if let sha256 = snapshot.sha256 { rows.append(("SHA-256", sha256)) }
+        if let verification = snapshot.verification { rows.append(("Integrity", verification.description)) }
         for header in snapshot.options.headers { rows.append(("Header", header.description)) }
         if let credentials = snapshot.options.credentials { rows.append(("Login", credentials.description)) }
         for mirror in snapshot.options.mirrors { rows.append(("Mirror", mirror.absoluteString)) }

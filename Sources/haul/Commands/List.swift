@@ -139,6 +139,8 @@ struct DownloadSummary: Encodable {
     var sha256: String?
     /// How the completed file on disk differs from the one Haul wrote ("is gone").
     var fileChange: String?
+    /// What the completed file was verified against ("sha-256 from the server (Repr-Digest)").
+    var verification: JSONRecord.Verification?
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id.rawValue
@@ -161,5 +163,6 @@ struct DownloadSummary: Encodable {
         owner = snapshot.owner
         sha256 = snapshot.sha256
         fileChange = snapshot.fileChange
+        verification = snapshot.verification.map(JSONRecord.Verification.init)
     }
 }

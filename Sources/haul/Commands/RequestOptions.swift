@@ -42,6 +42,26 @@ struct RequestOptions: ParsableArguments {
                 + "over the mirrors that serve the same bytes.", valueName: "URL"))
     var mirrors: [String] = []
 
+    @Option(
+        name: [.customShort("M"), .customLong("metalink")],
+        help: ArgumentHelp(
+            "Download the files of a Metalink (RFC 5854 .meta4, or version 3 .metalink): a file, or an http(s) URL; "
+                + "each file from its URLs by priority, checked against its hashes and piece hashes. A .meta4 or "
+                + ".metalink given as a URL argument is read the same way (repeatable).", valueName: "FILE"))
+    var metalinks: [String] = []
+
+    @Flag(
+        name: .customLong("no-verify-server-digest"),
+        help: ArgumentHelp(
+            "Do not verify the digests the server states (Repr-Digest, Content-Digest, Digest, Content-MD5, "
+                + "x-goog-hash, x-amz-checksum-*); verified by default."))
+    var noVerifyServerDigest = false
+
+    @Flag(
+        name: .customLong("ask-digest"),
+        help: "Ask the server for the file's digest (Want-Repr-Digest, Want-Digest) and verify it.")
+    var askDigest = false
+
     @Flag(
         name: .customLong("no-clobber"),
         help:
@@ -105,7 +125,8 @@ struct RequestOptions: ParsableArguments {
                 shared = file
             }
         }
-        if count == 0 { throw ValidationError("give at least one URL, or -i FILE") }
+        if count == 0, metalinkArguments.isEmpty { throw ValidationError("give at least one URL, or -i FILE") }
+        try validateMetalinks()
         if output != nil, count != 1 { throw ValidationError("-o/--output takes exactly one URL") }
         if checksum != nil, count != 1 { throw ValidationError("--checksum takes exactly one URL") }
         if !mirrors.isEmpty, count != 1 { throw ValidationError("--mirror takes exactly one URL") }
@@ -113,6 +134,9 @@ struct RequestOptions: ParsableArguments {
             throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
         }
         if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
+        if noVerifyServerDigest, askDigest {
+            throw ValidationError("--ask-digest asks for a digest to verify; it excludes --no-verify-server-digest")
+        }
         if let shared { throw ValidationError("two downloads would write \(shared.path): give each its own out= name") }
         _ = try downloadOptions(prompting: false)
     }
@@ -120,7 +144,9 @@ struct RequestOptions: ParsableArguments {
     /// The downloads to add, one at a time: the URLs given, then the input file's.
     func plannedDownloads() throws -> Plan {
         Plan(
-            given: urls.map { InputFile.Entry(url: $0, mirrors: mirrors, out: output) },
+            given: urls.filter { !Self.namesMetalink($0) }.map {
+                InputFile.Entry(url: $0, mirrors: mirrors, out: output)
+            },
             listed: try inputFile.map(InputFile.reader(for:)), inputFile: inputFile,
             base: directory.map { URL(fileURLWithPath: $0) })
     }
@@ -214,6 +240,7 @@ struct RequestOptions: ParsableArguments {
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic
+        options.serverDigests = noVerifyServerDigest ? .ignore : askDigest ? .ask : .verify
         do {
             if let user = account.user {
                 let (name, password) = try Credentials.parsing(user)

@@ -64,7 +64,13 @@ struct Verify: AsyncParsableCommand {
         switch verification.result {
         case .matches: return "\(id) ok \(path)"
         case .differs(let actual):
-            return "\(id) DIFFERS \(path): its sha256 is \(actual), Haul wrote \(verification.expected ?? "?")"
+            let pieces =
+                verification.badPieces.map { bad in
+                    "; bad pieces: " + bad.prefix(20).map(String.init).joined(separator: ", ")
+                        + (bad.count > 20 ? ", … (\(bad.count))" : "")
+                        + " ('haul repair \(verification.id)' fetches only those)"
+                } ?? ""
+            return "\(id) DIFFERS \(path): its sha256 is \(actual), Haul wrote \(verification.expected ?? "?")\(pieces)"
         case .missing(let how): return "\(id) MISSING \(path): it \(how)"
         case .noDigest(let sizeMatches):
             return sizeMatches
@@ -84,8 +90,11 @@ struct Verify: AsyncParsableCommand {
         var expected: String?
         var actual: String?
         var detail: String?
+        /// The pieces that fail their hashes, when the file has piece hashes.
+        var badPieces: [Int]?
 
         init(_ verification: FileVerification) {
+            badPieces = verification.badPieces
             id = verification.id.rawValue
             file = verification.file?.path
             expected = verification.expected

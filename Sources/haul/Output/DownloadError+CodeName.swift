@@ -37,6 +37,7 @@ extension DownloadError.Code {
         Self.hostDown.rawValue: "hostDown",
         Self.interrupted.rawValue: "interrupted",
         Self.fileChanged.rawValue: "fileChanged",
+        Self.serverDigestMismatch.rawValue: "serverDigestMismatch",
         Self.internalError.rawValue: "internalError",
     ]
 }

@@ -37,6 +37,7 @@ final class JSONOutput: SessionOutput {
             record.bytes = entry.received
             record.seconds = entry.wasAlreadyComplete ? nil : entry.seconds.map(Self.milliseconds)
             record.alreadyComplete = entry.wasAlreadyComplete
+            record.verification = entry.verification.map(JSONRecord.Verification.init)
         case .status(.failed(let error)):
             record.type = "failed"
             record.error = .init(error)
@@ -59,6 +60,8 @@ final class JSONOutput: SessionOutput {
             record.file = entry.file?.path
             record.reason = how
             record.action = action.rawValue
+        case .verified:
+            return
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt
@@ -87,6 +90,10 @@ final class JSONOutput: SessionOutput {
             item.seconds = entry.wasAlreadyComplete ? nil : entry.seconds.map(Self.milliseconds)
             item.alreadyComplete = entry.wasAlreadyComplete ? true : nil
             item.error = entry.error.map(JSONRecord.ErrorInfo.init)
+            item.verification = entry.verification.map(JSONRecord.Verification.init)
+            item.sources =
+                entry.sources.isEmpty
+                ? nil : entry.sources.map { .init(url: $0.url.absoluteString, bytes: $0.bytes) }
             return item
         }
         emit(summary)
@@ -126,6 +133,20 @@ struct JSONRecord: Encodable {
         }
     }
 
+    /// What a completed file was verified against: `verified`, each check (`sha-256 from the server (Repr-Digest)`)
+    /// and the sentence shown.
+    struct Verification: Encodable {
+        var verified: Bool
+        var by: [String]
+        var text: String
+
+        init(_ verification: DownloadVerification) {
+            verified = verification.isVerified
+            by = verification.checks.map(\.description)
+            text = verification.description
+        }
+    }
+
     var type: String
     var id: Int64?
     var url: String?
@@ -150,4 +171,12 @@ struct JSONRecord: Encodable {
     var completed: Int?
     var failed: Int?
     var downloads: [JSONRecord]?
+    var verification: Verification?
+    /// The bytes each source served, largest first.
+    var sources: [SourceBytes]?
+
+    struct SourceBytes: Encodable {
+        var url: String
+        var bytes: Int64
+    }
 }

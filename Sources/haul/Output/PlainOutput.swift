@@ -52,7 +52,8 @@ final class PlainOutput: SessionOutput {
             }
             let rate = entry.averageBytesPerSecond.map { ", \(ByteFormat.rate($0))" } ?? ""
             let time = entry.seconds.map { " in \(ByteFormat.duration($0))" } ?? ""
-            return "haul: #\(entry.id) saved \(file.path): \(ByteFormat.size(entry.received))\(time)\(rate)"
+            let verified = entry.verification.map { "; \($0)" } ?? ""
+            return "haul: #\(entry.id) saved \(file.path): \(ByteFormat.size(entry.received))\(time)\(rate)\(verified)"
         default:
             return nil
         }

@@ -152,7 +152,10 @@ final class TerminalOutput: SessionOutput {
             let speed = measured ? entry.averageBytesPerSecond.map(ByteFormat.rate) ?? "-" : "-"
             let result: String
             switch entry.state {
-            case .completed: result = entry.wasAlreadyComplete ? "already complete" : "done"
+            case .completed:
+                result =
+                    (entry.wasAlreadyComplete ? "already complete" : "done")
+                    + (entry.verification.map { ", \($0)" } ?? "")
             case .failed: result = "failed: " + (entry.error?.summary ?? "unknown error")
             case .paused: result = "paused"
             case .interrupted: result = "interrupted"

@@ -25,6 +25,10 @@ struct TransferEntry: Sendable {
     var error: DownloadError?
     /// It was complete before this session began.
     var wasAlreadyComplete = false
+    /// What its complete file was verified against.
+    var verification: DownloadVerification?
+    /// The bytes each source served (its URL, mirrors, one that took over).
+    var sources: [DownloadSourceBytes] = []
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id
@@ -34,6 +38,7 @@ struct TransferEntry: Sendable {
         received = snapshot.receivedBytes
         expected = snapshot.totalBytes
         error = snapshot.lastError
+        verification = snapshot.verification
     }
 
     /// The file name if known, else the last part of the URL.
@@ -176,6 +181,9 @@ struct TransferTable: Sendable {
             entry.bytesPerSecond = 0
         case .mirrorDropped:
             break
+        case .verified(let verification, let sources):
+            entry.verification = verification
+            entry.sources = sources
         case .fileChanged:
             entry.state = .queued
             entry.wasAlreadyComplete = false

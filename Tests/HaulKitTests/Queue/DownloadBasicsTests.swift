@@ -130,6 +130,7 @@ struct DownloadBasicsTests {
             case .status(.running): kind = "running"
             case .status(.completed): kind = "completed"
             case .progress: kind = "progress"
+            case .verified: kind = "verified"
             default: kind = "other"
             }
             seen.withLock { seen in
@@ -140,7 +141,9 @@ struct DownloadBasicsTests {
         let ids = try await harness.manager.add(contentsOf: urls.map { ($0, nil, DownloadOptions()) })
         for id in ids { _ = try await harness.manager.wait(for: id) }
         let kinds = seen.withLock { $0 }
-        for id in ids { #expect(kinds[id] == ["added", "queued", "running", "progress", "completed"], "\(id)") }
+        for id in ids {
+            #expect(kinds[id] == ["added", "queued", "running", "progress", "verified", "completed"], "\(id)")
+        }
 
         observation.cancel()
         observation.cancel()
