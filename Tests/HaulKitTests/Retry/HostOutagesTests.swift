@@ -117,7 +117,9 @@ struct FirstContactTests {
         var outages = table()
         #expect(outages.failed("a:80", with: refused, unreachable: true, at: .zero) == nil)
         #expect(outages.failed("a:80", with: refused, unreachable: true, at: .seconds(1)) == nil)
-        let final = try #require(outages.failed("a:80", with: refused, unreachable: true, at: .seconds(2)))
+        // #require expands a method call into a closure over an immutable copy: the mutating call is made first.
+        let third = outages.failed("a:80", with: refused, unreachable: true, at: .seconds(2))
+        let final = try #require(third)
         #expect(final.code == .networkFailure && !final.isTransient)
         #expect(final.suggestion.contains("--retry-connrefused"))
         guard case .refuse(let error) = outages.admit("a:80", at: .seconds(3)) else {
