@@ -74,10 +74,10 @@ def attribute(driver, gid, name):
 
 
 def press(driver, gid, action):
-    """Clicks a row's button, found and clicked in the page in one step; False if it is not there."""
+    """Clicks a row's visible button, found and clicked in the page in one step; False if it is not there."""
     return driver.execute_script(
         "const b = document.querySelector('tr[data-gid=\"' + arguments[0] + '\"] button[data-action=\"' + arguments[1] + '\"]');"
-        " if (!b) return false; b.click(); return true;", gid, action)
+        " if (!b || b.hidden) return false; b.click(); return true;", gid, action)
 
 
 options = Options()
