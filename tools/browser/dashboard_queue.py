@@ -3,11 +3,13 @@
 button across ten refreshes (and its name from the file); the details panel of a mirrored, verified download; retry
 of a failed download (a new GID, as aria2's clients do it); reordering the queue by button and by shortcut; a bulk
 pause of three selected rows; search by name and by URL; binary units. Exit status 0 when every check passes.
+Environment: HAUL_SCREENSHOT=path.png saves the README's screenshot (the details of the mirrored download open).
 
 usage: dashboard_queue.py BASE_URL SECRET SCENARIO_JSON
 SCENARIO_JSON: {"running", "mirrored", "mirror", "sha256", "failed", "failedURL", "waiting": [3], "bulk": [3]}
 """
 import json
+import os
 import sys
 import time
 
@@ -75,6 +77,13 @@ try:
           "the file's path is shown")
     check("completed" in driver.find_element(By.ID, "d-history").text, "the history says it completed")
     check("Checksum" in driver.find_element(By.ID, "d-options").text, "the options show the checksum given")
+    if os.environ.get("HAUL_SCREENSHOT"):
+        # The README's picture: the list with the details of the mirrored download open.
+        driver.set_window_size(1440, 1100)
+        driver.execute_script("window.scrollTo(0, 0);")
+        time.sleep(3)
+        driver.save_screenshot(os.environ["HAUL_SCREENSHOT"])
+        driver.set_window_size(1200, 900)
     driver.find_element(By.ID, "details-close").click()
     check(wait(lambda: not details.is_displayed()), "the details close")
 

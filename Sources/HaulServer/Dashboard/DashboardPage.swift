@@ -43,6 +43,7 @@ enum DashboardPage {
           </form>
         </section>
         <main id="app" hidden>
+          <div class="main-column">
           <section aria-labelledby="add-heading">
             <h2 id="add-heading">Add downloads</h2>
             <form id="add-form">
@@ -107,6 +108,7 @@ enum DashboardPage {
               <button type="button" id="next-page" aria-keyshortcuts="]">Next page</button>
             </nav>
           </section>
+          </div>
           <aside id="details" hidden aria-labelledby="details-heading" tabindex="-1">
             <div class="details-head">
               <h2 id="details-heading">Details</h2>
@@ -165,8 +167,8 @@ enum DashboardPage {
               </div>
             </div>
           </aside>
+          <p id="announce" class="visually-hidden" aria-live="polite"></p>
         </main>
-        <p id="announce" class="visually-hidden" aria-live="polite"></p>
         <dialog id="remove-dialog" aria-labelledby="remove-question">
           <form method="dialog">
             <p id="remove-question">Remove this download?</p>

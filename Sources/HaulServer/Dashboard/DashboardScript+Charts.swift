@@ -59,7 +59,7 @@ extension DashboardScript {
           const canvas = prepare(ui.chart);
           if (!canvas) return;
           const g = canvas.context, c = colours();
-          const left = 68, right = 8, top = 8, bottom = 30;
+          const left = 84, right = 8, top = 8, bottom = 30;
           const plotWidth = canvas.width - left - right, plotHeight = canvas.height - top - bottom;
           const max = niceMax(Math.max(s.peak, 1));
           g.font = "11px system-ui, sans-serif";
@@ -85,9 +85,9 @@ extension DashboardScript {
             g.fillStyle = c.muted;
             g.fillText(ago === 0 ? "now" : "−" + ago / 60 + " min", Math.min(Math.max(x, left + 14), left + plotWidth - 12), top + plotHeight + 6);
           }
-          g.fillText("time (minutes ago)", left + plotWidth / 2, top + plotHeight + 18 > canvas.height - 12 ? canvas.height - 12 : top + plotHeight + 18);
+          g.fillText("time (minutes ago)", left + plotWidth / 2, top + plotHeight + 18);
           g.save();
-          g.translate(10, top + plotHeight / 2);
+          g.translate(8, top + plotHeight / 2);
           g.rotate(-Math.PI / 2);
           g.textBaseline = "middle";
           g.fillText("speed", 0, 0);

@@ -45,7 +45,7 @@ enum DashboardStyle {
         th, td { text-align: left; padding: .3rem; border-bottom: 1px solid var(--line); overflow: hidden;
           text-overflow: ellipsis; vertical-align: top; }
         th.select, td.select { width: 2.2rem; }
-        th.progress { width: 24%; } th.wide { width: 6.5rem; } th.wide + th.wide + th.wide { width: 3.5rem; }
+        th.progress { width: 24%; } th.wide { width: 6.5rem; } th.wide + th.wide + th.wide { width: 4.5rem; }
         th.actions { width: 12.5rem; }
         .num { text-align: right; white-space: nowrap; }
         td.actions { overflow: visible; }
@@ -81,7 +81,7 @@ enum DashboardStyle {
         @keyframes flash { from { background: var(--selected); } to { background: transparent; } }
         @media (min-width: 1100px) {
           main { display: grid; grid-template-columns: minmax(0, 1fr) 26rem; gap: 0 1.2rem; align-items: start; }
-          main > section { grid-column: 1; } #details { grid-column: 2; grid-row: 1 / span 2; position: sticky; top: .5rem; }
+          #details { position: sticky; top: .5rem; max-height: calc(100vh - 1rem); overflow: auto; }
         }
         @media (max-width: 700px) {
           body { padding: 0 .4rem 1rem; } .wide { display: none; }
