@@ -41,19 +41,23 @@ try:
 
     # Focus on a row's button survives ten refreshes: the row is updated, not rebuilt.
     pause = driver.find_element(By.CSS_SELECTOR, f'tr[data-gid="{scenario["running"]}"] button[data-action="pause"]')
-    running_name = name_of(scenario["running"])
+    running_name = name_of(scenario["running"]) or "running.bin"
     check(pause.accessible_name == "Pause " + running_name,
           f"the pause button is named after the file ({pause.accessible_name!r})")
     driver.execute_script("arguments[0].focus();", pause)
     start = refreshes(driver)
+    def focused():
+        try:
+            return driver.execute_script("return document.activeElement === arguments[0];", pause)
+        except Exception:
+            return False  # the button is gone: its row was rebuilt
     kept = True
     while refreshes(driver) < start + 10:
-        if not driver.execute_script("return document.activeElement === arguments[0];", pause):
+        if not focused():
             kept = False
             break
         time.sleep(0.1)
-    check(kept and driver.execute_script("return document.activeElement === arguments[0];", pause),
-          f"focus stays on the pause button across ten refreshes ({refreshes(driver) - start} refreshes)")
+    check(kept and focused(), f"focus stays on the pause button across ten refreshes ({refreshes(driver) - start} refreshes)")
     text = driver.find_element(By.ID, "rows").text + driver.find_element(By.ID, "totals").text
     check(" MiB" in text and " MB" not in text and " KB" not in text, "sizes are in binary units, as the CLI")
     check("% ·" in driver.find_element(By.CSS_SELECTOR, f'tr[data-gid="{scenario["running"]}"] .done').text,
