@@ -63,12 +63,17 @@ try:
     check("% ·" in driver.find_element(By.CSS_SELECTOR, f'tr[data-gid="{scenario["running"]}"] .done').text,
           "the running row shows its percentage and bytes done of the total")
 
+    def name_width():
+        return driver.execute_script("return document.querySelector('#rows td.name').getBoundingClientRect().width;")
+    check(name_width() >= 200, f"names have room at 1200 px ({name_width():.0f} px)")
+
     # The details panel of a mirrored, verified download.
     check(press(driver, scenario["mirrored"], "details"), "a row's name opens its details")
     check(wait(lambda: driver.find_element(By.ID, "details").is_displayed()
                and driver.find_element(By.ID, "details-heading").text == name_of(scenario["mirrored"])),
           "the details panel shows the download")
     details = driver.find_element(By.ID, "details")
+    check(name_width() >= 140, f"names keep room beside the details ({name_width():.0f} px)")
     check(wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#d-sources tr")) == 2),
           "the details list both sources")
     sources = [tr.text for tr in driver.find_elements(By.CSS_SELECTOR, "#d-sources tr")]

@@ -187,7 +187,7 @@ extension Aria2Service {
         case .queued:
             let place = position.map { $0 == 0 ? "next to start" : "\($0) ahead in the queue" } ?? "waiting"
             return snapshot.lastError.map { "\(place); last try: \($0.summary)" } ?? place
-        case .paused: return "paused; resumes from \(binary(snapshot.receivedBytes))"
+        case .paused: return snapshot.receivedBytes > 0 ? "resumes from \(binary(snapshot.receivedBytes))" : ""
         case .interrupted: return "\(snapshot.owner ?? "its command") ended first"
         case .failed: return snapshot.lastError?.summary ?? "failed"
         case .completed: return snapshot.fileChange.map { "the file \($0) since it was downloaded" } ?? ""

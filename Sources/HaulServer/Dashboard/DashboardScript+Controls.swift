@@ -147,11 +147,14 @@ extension DashboardScript {
               focusRow(state.order[index < 0 ? 0 : next]);
               break;
             }
-            case "o": case "Enter": if (gid && event.key === "o") rowAction("details", gid); else handled = false; break;
+            case "o": if (gid) rowAction("details", gid); break;
             case "x": if (gid) toggleSelected(gid); break;
-            case "A": state.order.forEach(function (g) { state.selected.add(g); }); renderRows(state.lastPage.downloads); break;
+            case "A":
+              state.order.forEach(function (g) { state.selected.add(g); });
+              if (state.lastPage) renderRows(state.lastPage.downloads);
+              break;
             case "Escape":
-              if (state.selected.size) { state.selected.clear(); renderRows(state.lastPage.downloads); }
+              if (state.selected.size) { state.selected.clear(); if (state.lastPage) renderRows(state.lastPage.downloads); }
               else if (state.details) closeDetails();
               break;
             case "p":

@@ -18,6 +18,7 @@ extension DashboardScript {
           state.detailsData = null;
           if (previous !== gid) { ui.detailsSpark.dataset.samples = ""; }
           show(ui.details, true);
+          ui.app.classList.add("with-details");
           state.rows.forEach(function (row) { if (row.data) updateRow(row, row.data); });
           call("haul.details", [gid]).then(function (data) {
             if (state.details === gid) showDetails(data);
@@ -31,6 +32,7 @@ extension DashboardScript {
           state.details = null;
           state.detailsData = null;
           show(ui.details, false);
+          ui.app.classList.remove("with-details");
           state.rows.forEach(function (row) { if (row.data) updateRow(row, row.data); });
           if (gid && state.rows.has(gid)) focusRow(gid); else ui.listHeading.focus();
         }

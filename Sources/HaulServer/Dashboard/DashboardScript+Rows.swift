@@ -36,7 +36,10 @@ extension DashboardScript {
           row.bar = document.createElement("progress");
           row.done = document.createElement("div");
           row.done.className = "done";
-          progressCell.append(row.bar, row.done);
+          // The speed and time left, under the bar when the list is too narrow for their columns.
+          row.rate = document.createElement("div");
+          row.rate.className = "narrow";
+          progressCell.append(row.bar, row.done, row.rate);
           row.speed = document.createElement("td");
           row.speed.className = "wide num";
           row.eta = document.createElement("td");
@@ -90,7 +93,8 @@ extension DashboardScript {
             row.bar.max = 1; row.bar.value = 1;
           } else if (d.status === "active") {
             if (row.bar.hasAttribute("value")) row.bar.removeAttribute("value");
-          } else if (row.bar.value !== 0) {
+          } else if (!row.bar.hasAttribute("value") || row.bar.value !== 0) {
+            // Without a value a progress bar moves as if busy: a paused or failed download is not.
             row.bar.value = 0;
           }
           setAttribute(row.bar, "aria-label", "Progress of " + name);
@@ -100,6 +104,7 @@ extension DashboardScript {
           setText(row.speed, active ? rate(speed) : "");
           setText(row.eta, active && d.eta !== undefined ? duration(Number(d.eta)) : "");
           setText(row.connections, active ? d.connections : "");
+          setText(row.rate, active ? rate(speed) + (d.eta !== undefined ? " · " + duration(Number(d.eta)) + " left" : "") : "");
           const waiting = d.position !== undefined;
           const failed = d.status === "error" && d.state === "failed" && !/^retried as/.test(d.reason);
           const visible = {

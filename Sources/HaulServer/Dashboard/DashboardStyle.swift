@@ -54,7 +54,7 @@ enum DashboardStyle {
         tr.current td:first-child { box-shadow: inset 3px 0 0 var(--bar); }
         .reason { color: var(--muted); font-size: .85em; white-space: normal; }
         tr[data-status="error"] .reason { color: var(--error); }
-        .done { font-size: .85em; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .done, .narrow { font-size: .85em; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
         progress { width: 100%; accent-color: var(--bar); height: .8rem; }
         .error { color: var(--error); white-space: normal; }
         .bulk { padding: .3rem .5rem; background: var(--panel); border-radius: 4px; }
@@ -66,8 +66,8 @@ enum DashboardStyle {
         dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
         .path { font-family: ui-monospace, monospace; font-size: .9em; }
         table.sources td { white-space: normal; overflow-wrap: anywhere; font-size: .9em; }
-        table.sources th:nth-child(2), table.sources th:nth-child(3) { width: 6rem; }
-        table.sources th:nth-child(4) { width: 7rem; }
+        table.sources th:nth-child(2) { width: 5.5rem; } table.sources th:nth-child(3) { width: 4.5rem; }
+        table.sources th:nth-child(4) { width: 5.5rem; }
         ol.history { margin: .2rem 0; padding-left: 1.4rem; font-size: .9em; }
         ol.history time { color: var(--muted); margin-right: .4rem; }
         dialog { color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 6px;
@@ -79,12 +79,17 @@ enum DashboardStyle {
           white-space: nowrap; }
         tr.flash td { animation: flash .6s ease-out; }
         @keyframes flash { from { background: var(--selected); } to { background: transparent; } }
+        .list { container-type: inline-size; }
+        .narrow { display: none; }
+        @container (max-width: 56rem) {
+          .wide { display: none; } .narrow { display: block; } th.progress { width: 30%; }
+        }
         @media (min-width: 1100px) {
-          main { display: grid; grid-template-columns: minmax(0, 1fr) 26rem; gap: 0 1.2rem; align-items: start; }
+          main.with-details { display: grid; grid-template-columns: minmax(0, 1fr) 26rem; gap: 0 1.2rem; align-items: start; }
           #details { position: sticky; top: .5rem; max-height: calc(100vh - 1rem); overflow: auto; }
         }
         @media (max-width: 700px) {
-          body { padding: 0 .4rem 1rem; } .wide { display: none; }
+          body { padding: 0 .4rem 1rem; } .wide { display: none; } .narrow { display: block; }
           th.progress { width: 28%; } th.actions { width: 5.6rem; }
           td.actions button { display: block; width: 100%; margin: 0 0 .2rem; }
           th, td { padding: .25rem .15rem; font-size: .9em; }
