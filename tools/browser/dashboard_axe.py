@@ -37,6 +37,9 @@ try:
     check(wait(lambda: press(driver, GID, "details")), "its details open")
     wait(lambda: driver.find_element("id", "details-heading").text != "Details")
     scan("light, 1200 px, details open")
+    check(driver.execute_script(
+        "return getComputedStyle(document.getElementById('details')).transitionDuration;") != "0s",
+        "without it, the panel fades in")
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                            {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
     scan("dark, 1200 px, details open")
@@ -46,6 +49,9 @@ try:
                            {"features": [{"name": "prefers-color-scheme", "value": "light"},
                                          {"name": "prefers-reduced-motion", "value": "reduce"}]})
     scan("light, 360 px, reduced motion")
+    check(driver.execute_script(
+        "return getComputedStyle(document.getElementById('details')).transitionDuration;") == "0s",
+        "with reduced motion asked for, nothing moves (no transition)")
     driver.set_window_size(1200, 900)
     driver.execute_script("document.getElementById('help-button').click();")
     scan("the shortcut dialog")

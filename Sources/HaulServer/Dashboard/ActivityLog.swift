@@ -136,7 +136,9 @@ final class ActivityLog: Sendable {
     private func stopped(_ id: DownloadID, at now: Int64) {
         state.withLock { state in
             guard state.speeds.latest.removeValue(forKey: id) != nil else { return }
-            state.speeds.total[now] = state.speeds.latest.values.reduce(Int64(0)) { $0 + $1.bytesPerSecond }
+            state.speeds.total[now] = state.speeds.latest.values.reduce(Int64(0)) {
+                $0 + (now - $1.second < 2 ? $1.bytesPerSecond : 0)
+            }
         }
     }
 
