@@ -88,6 +88,52 @@ enum Browser {
         fileURLWithPath: FileManager.default.currentDirectoryPath + "/.build/python-venv/bin/python")
     static let script = FileManager.default.currentDirectoryPath + "/tools/browser/dashboard_check.py"
 
+    /// The path of one of the dashboard's browser checks in `tools/browser`.
+    static func script(_ name: String) -> String {
+        FileManager.default.currentDirectoryPath + "/tools/browser/\(name)"
+    }
+
+    /// Runs a browser check to its end and records its output as the failure when it fails.
+    static func check(_ name: String, _ arguments: [String], timeout: Duration = .seconds(240)) async throws {
+        var environment: [String: String] = [:]
+        for name in ["HAUL_SCREENSHOT", "HAUL_DASHBOARD_SOAK_SECONDS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
+        }
+        let check = try ChildProcess(
+            executable: python, arguments: [script(name)] + arguments, environment: environment)
+        let status = try await check.wait(timeout: timeout)
+        #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)")
+        print(check.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("ok:") }.joined(separator: "\n"))
+    }
+
+    /// `haul serve` on `port` (0: a free one) over `directory`, with `arguments` besides; returns it and its port.
+    static func serve(
+        _ directory: TemporaryDirectory, port: Int = 0, _ arguments: [String] = []
+    ) async throws -> (
+        ChildProcess, Int
+    ) {
+        let child = try ChildProcess(product: "haul", arguments: serveArguments(directory, port: port) + arguments)
+        let start = ContinuousClock.now
+        while start.duration(to: .now) < .seconds(30) {
+            if let line = child.standardOutput.split(separator: "\n").first(where: { $0.contains("/jsonrpc") }),
+                let port = line.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
+            {
+                return (child, port)
+            }
+            guard child.process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("haul serve did not start: \(child.standardError)")
+        throw CancellationError()
+    }
+
+    static func serveArguments(_ directory: TemporaryDirectory, port: Int) -> [String] {
+        [
+            "serve", "--port", String(port), "--secret", EndToEnd.Aria2pTests.secret, "-d",
+            directory.file("downloads").path, "--state-dir", directory.file("state").path,
+        ]
+    }
+
     static let isAvailable: Bool = {
         let files = FileManager.default
         guard files.isExecutableFile(atPath: "/usr/bin/chromium"),
@@ -97,5 +143,17 @@ enum Browser {
         let lib = FileManager.default.currentDirectoryPath + "/.build/python-venv/lib"
         let versions = (try? files.contentsOfDirectory(atPath: lib)) ?? []
         return versions.contains { files.fileExists(atPath: "\(lib)/\($0)/site-packages/selenium") }
+    }()
+}
+
+extension Browser {
+    /// Whether axe-selenium-python (axe-core for selenium) is in the virtual environment too.
+    static let hasAxe: Bool = {
+        let lib = FileManager.default.currentDirectoryPath + "/.build/python-venv/lib"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib)) ?? []
+        return isAvailable
+            && versions.contains {
+                FileManager.default.fileExists(atPath: "\(lib)/\($0)/site-packages/axe_selenium_python")
+            }
     }()
 }

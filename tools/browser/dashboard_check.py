@@ -5,7 +5,7 @@ without a reload; pause, resume and remove from the page taking effect (checked 
 queued; no console errors. Exit status 0 when every check passes; each failure is printed.
 
 usage: dashboard_check.py BASE_URL SECRET RUNNING_GID FINISHED_GID ADD_URL_1 ADD_URL_2
-Environment: HAUL_SCREENSHOT=path.png saves a screenshot of the page (the README's).
+The README's screenshot comes from dashboard_queue.py (HAUL_SCREENSHOT).
 """
 import json
 import os
@@ -74,10 +74,10 @@ def attribute(driver, gid, name):
 
 
 def press(driver, gid, action):
-    """Clicks a row's button, found and clicked in the page in one step; False if it is not there."""
+    """Clicks a row's visible button, found and clicked in the page in one step; False if it is not there."""
     return driver.execute_script(
         "const b = document.querySelector('tr[data-gid=\"' + arguments[0] + '\"] button[data-action=\"' + arguments[1] + '\"]');"
-        " if (!b) return false; b.click(); return true;", gid, action)
+        " if (!b || b.hidden) return false; b.click(); return true;", gid, action)
 
 
 options = Options()
@@ -106,8 +106,6 @@ try:
             "return document.querySelector('tr[data-gid=\"' + arguments[0] + '\"] progress').value;", RUNNING))
     first = progress_value()
     check(wait(lambda: progress_value() > first), "the running row updates without a reload")
-    if os.environ.get("HAUL_SCREENSHOT"):
-        driver.save_screenshot(os.environ["HAUL_SCREENSHOT"])
 
     # Pause and resume from the page, checked over RPC.
     check(wait(lambda: press(driver, RUNNING, "pause")), "the running row has a pause button")

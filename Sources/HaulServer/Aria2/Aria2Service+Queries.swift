@@ -24,7 +24,7 @@ extension Aria2Service {
         if let live = await manager.snapshot(gid.id) {
             return (gid, live, Aria2Status.name(of: live.state))
         }
-        if let result = removed[gid] { return (gid, result.snapshot, "removed") }
+        if let result = removed[gid] { return (gid, result.snapshot, result.statusName) }
         throw .failed("GID \(text) is not found")
     }
 
@@ -76,10 +76,10 @@ extension Aria2Service {
     func tellStopped(_ params: Parameters) async throws(RPCError) -> JSONValue {
         enum Stopped {
             case download(DownloadID)
-            case removed(DownloadSnapshot)
+            case removed(RemovedResult)
         }
         let finished = await manager.ids(in: [.completed, .failed], order: .finished).map(Stopped.download)
-        let gone = removed.values.sorted { $0.at < $1.at }.map { Stopped.removed($0.snapshot) }
+        let gone = removed.values.sorted { $0.at < $1.at }.map(Stopped.removed)
         let page = try Self.page(finished + gone, params)
         let ids = page.compactMap { if case .download(let id) = $0 { id } else { nil } }
         var live: [DownloadID: DownloadSnapshot] = [:]
@@ -89,7 +89,7 @@ extension Aria2Service {
             page.compactMap { entry in
                 switch entry {
                 case .download(let id): live[id].map { status($0, Aria2Status.name(of: $0.state), keys: keys) }
-                case .removed(let snapshot): status(snapshot, "removed", keys: keys)
+                case .removed(let result): status(result.snapshot, result.statusName, keys: keys)
                 }
             })
     }
@@ -149,6 +149,8 @@ extension Aria2Service {
     )
         async throws(RPCError) -> Bool
     {
+        // A kept result (removed, or failed and retried): the download itself is already gone.
+        if removed.removeValue(forKey: gid) != nil { return true }
         switch status {
         case "removed":
             removed[gid] = nil

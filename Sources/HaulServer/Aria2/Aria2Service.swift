@@ -20,7 +20,7 @@ public actor Aria2Service {
         "aria2.getOption", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
         "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
         "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
-        "system.listMethods", "system.listNotifications", "haul.subscribe", "haul.remove",
+        "system.listMethods", "system.listNotifications", "haul.subscribe", "haul.remove", "haul.page", "haul.details",
     ]
 
     /// Every notification `system.listNotifications` reports.
@@ -34,12 +34,19 @@ public actor Aria2Service {
     let sessionID: String
     /// Asked to stop the daemon (`shutdown`, `forceShutdown`); called once the answer is on its way.
     let requestShutdown: @Sendable () -> Void
-    /// Downloads removed through RPC: aria2 reports them `removed` until the result is purged.
+    /// Downloads removed through RPC: aria2 reports them `removed` until the result is purged; and failed downloads
+    /// retried by adding them again, reported `error` until their result is removed (`Aria2Service+Retry.swift`).
     var removed: [GID: RemovedResult] = [:]
+    /// Each download's recent history and speeds, for the dashboard.
+    let activity = ActivityLog()
 
     struct RemovedResult {
         var snapshot: DownloadSnapshot
         var at: Date
+        /// aria2's status for it: `removed`, or `error` for a failed download that was retried.
+        var statusName = "removed"
+        /// The download that retried it.
+        var retriedAs: GID?
     }
 
     public init(manager: DownloadManager, downloadDirectory: URL, requestShutdown: @escaping @Sendable () -> Void) {
@@ -99,7 +106,7 @@ public actor Aria2Service {
         case "system.listNotifications": return .array(Self.notifications.map(JSONValue.string))
         case "haul.subscribe": throw .failed("haul.subscribe needs a WebSocket session at /jsonrpc")
         case "haul.remove": return try await removeAnything(params)
-        default: throw .methodNotFound
+        default: return try await haulCall(method, params)
         }
     }
 
@@ -166,12 +173,14 @@ public actor Aria2Service {
         let folder = try jail.directory(directory)
         let destination: DownloadDestination =
             if let out { .file(try jail.file(out, in: folder)) } else { .directory(folder) }
+        let retried = try await retireFailed(url, destination, options: &options)
         var added: DownloadID?
         try await managing { () async throws(DownloadError) in
             // Added paused in one step: a small file cannot complete between an add and a pause.
             added = try await manager.add(url, to: destination, options: options, paused: startPaused)
         }
         guard let id = added else { throw .failed("the download could not be added") }
+        if let retried { removed[retried]?.retriedAs = GID(id) }
         if let position = params.integer(2) {
             _ = try await move(GID(id), to: Int(position))
         }
@@ -346,8 +355,13 @@ public actor Aria2Service {
                 try await managing { () async throws(DownloadError) in
                     try await manager.setSpeedLimit(limit, for: gid.id)
                 }
+            case "split", "max-connection-per-server":
+                let count = try Aria2Options.integer(text, option: name, in: 1...32)
+                try await managing { () async throws(DownloadError) in
+                    try await manager.setConnections(count, for: gid.id)
+                }
             default:
-                throw .failed("\(name) option cannot be changed in Haul (max-download-limit can)")
+                throw .failed("\(name) option cannot be changed in Haul (max-download-limit and split can)")
             }
         }
         return "OK"

@@ -127,7 +127,7 @@ public struct HaulDaemon: Sendable {
         router.get("/dashboard.js") { _, _ in
             Dashboard.response(DashboardScript.javascript, type: "text/javascript; charset=utf-8")
         }
-        router.get("/dashboard.css") { _, _ in Dashboard.response(DashboardPage.css, type: "text/css; charset=utf-8") }
+        router.get("/dashboard.css") { _, _ in Dashboard.response(DashboardStyle.css, type: "text/css; charset=utf-8") }
         let port = port
         return Application(
             router: router,
@@ -135,7 +135,7 @@ public struct HaulDaemon: Sendable {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Haul/\(HaulVersion.current)"),
-            services: [NotificationRelay(hub: hub, manager: manager)],
+            services: [NotificationRelay(hub: hub, manager: manager, activity: service.activity)],
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 port.listening(on: bound)
@@ -176,13 +176,14 @@ public struct HaulDaemon: Sendable {
         }
     }
 
-    /// The dispatcher every transport answers with; `subscribe` handles `haul.subscribe` for a WebSocket session.
-    func dispatcher(subscribe: (@Sendable () async -> Void)? = nil) -> RPCDispatcher {
+    /// The dispatcher every transport answers with; `subscribe` handles `haul.subscribe` (with its parameters) for a
+    /// WebSocket session.
+    func dispatcher(subscribe: (@Sendable ([JSONValue]) async -> Void)? = nil) -> RPCDispatcher {
         let service = service
         return RPCDispatcher(secret: configuration.secret, limits: configuration.rpcLimits, failures: failures) {
             method, params throws(RPCError) in
             if method == "haul.subscribe", let subscribe {
-                await subscribe()
+                await subscribe(params)
                 return "OK"
             }
             return try await service.call(method, params)
@@ -190,12 +191,17 @@ public struct HaulDaemon: Sendable {
     }
 }
 
-/// Turns the manager's events into WebSocket notifications for as long as the application runs.
+/// Turns the manager's events into WebSocket notifications, and into the dashboard's ``ActivityLog``, for as long as
+/// the application runs.
 struct NotificationRelay: Service {
     let hub: NotificationHub
     let manager: DownloadManager
+    let activity: ActivityLog
 
     func run() async throws {
+        let activity = activity
+        let observation = await manager.observeEvents { activity.record($0) }
+        defer { observation.cancel() }
         let events = await manager.events()
         await cancelWhenGracefulShutdown {
             await hub.relay(events)

@@ -6,12 +6,15 @@ import Logging
 /// The WebSocket sessions of the daemon and what they are told: aria2's notifications for every session that made an
 /// authenticated call (one that never did learns nothing, not even the GIDs: aria2 tells every session), and Haul's
 /// progress feed (`haul.onDownloadProgress`, at most 4 a second per download) for sessions that asked for it with
-/// `haul.subscribe`.
+/// `haul.subscribe`: of every download, or only of those whose GIDs it names (`haul.subscribe([gid, …])`, as the
+/// dashboard names the rows it shows; each call replaces the list).
 public actor NotificationHub {
     private struct Session {
         let outbound: WebSocketOutboundWriter
         var authenticated = false
         var subscribed = false
+        /// The downloads whose progress it wants; nil for all.
+        var watching: Set<DownloadID>?
     }
 
     private var sessions: [UUID: Session] = [:]
@@ -30,7 +33,21 @@ public actor NotificationHub {
 
     func close(_ id: UUID) { sessions[id] = nil }
 
-    func subscribe(_ id: UUID) { sessions[id]?.subscribed = true }
+    func subscribe(_ id: UUID, watching: Set<DownloadID>? = nil) {
+        sessions[id]?.subscribed = true
+        sessions[id]?.watching = watching
+    }
+
+    /// The downloads `haul.subscribe`'s parameters name: nil (all) without a list; GIDs that are not GIDs are left
+    /// out; at most 1,000.
+    static func watchList(_ params: [JSONValue]) -> Set<DownloadID>? {
+        guard let list = params.first?.arrayValue else { return nil }
+        return Set(
+            list.prefix(1_000).compactMap { value in
+                value.stringValue.flatMap { $0.count == 16 ? UInt64($0, radix: 16) : nil }
+                    .map { DownloadID(rawValue: Int64(bitPattern: $0)) }
+            })
+    }
 
     /// Marks a session as having made an authenticated call: from now on it is told aria2's notifications.
     func authenticate(_ id: UUID) { sessions[id]?.authenticated = true }
@@ -62,7 +79,7 @@ public actor NotificationHub {
                 if let eta = progress.estimatedTimeRemaining {
                     fields["eta"] = .string(String(Int64(eta.components.seconds)))
                 }
-                await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true)
+                await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true, about: event.id)
             case .added, .restarted, .retrying, .mirrorDropped, .fileChanged, .verified:
                 continue
             }
@@ -81,10 +98,16 @@ public actor NotificationHub {
         }
     }
 
-    private func broadcast(_ method: String, _ event: JSONValue, subscribedOnly: Bool) async {
+    /// Sends to every authenticated session, or (`subscribedOnly`) to those subscribed that watch `download`.
+    private func broadcast(
+        _ method: String, _ event: JSONValue, subscribedOnly: Bool, about download: DownloadID? = nil
+    ) async {
         let text: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": [event]]
         let message = text.jsonText
         for (id, session) in sessions where session.authenticated && (!subscribedOnly || session.subscribed) {
+            if subscribedOnly, let download, let watching = session.watching, !watching.contains(download) {
+                continue
+            }
             do {
                 try await session.outbound.write(.text(message))
             } catch {

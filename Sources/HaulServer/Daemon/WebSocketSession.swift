@@ -20,7 +20,9 @@ struct WebSocketSession: Sendable {
             }
         }
         defer { watchdog.cancel() }
-        let dispatcher = daemon.dispatcher(subscribe: { await hub.subscribe(session) })
+        let dispatcher = daemon.dispatcher(subscribe: { params in
+            await hub.subscribe(session, watching: NotificationHub.watchList(params))
+        })
         for try await message in inbound.messages(maxSize: daemon.configuration.maxRequestBytes) {
             let data: Data
             switch message {
