@@ -9,6 +9,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "HaulKit", targets: ["HaulKit"]),
+        // The fleet: a PostgreSQL queue many workers share. Apart, so that an app embedding HaulKit links no
+        // PostgreSQL client.
+        .library(name: "HaulFleet", targets: ["HaulFleet"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .executable(name: "haul", targets: ["haul"]),
     ],
@@ -31,7 +34,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
-        // The engine: transport, storage, engine, scheduling. No CLI or server dependency.
+        // The engine: transport, storage, engine, scheduling. No CLI, server or PostgreSQL dependency (a test checks).
         .target(
             name: "HaulKit",
             dependencies: [
@@ -46,7 +49,20 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ],
+            swiftSettings: strict
+        ),
+        // The fleet's store (`DownloadStoreFactory.sharedQueue`): many workers on one PostgreSQL queue. It sees
+        // HaulKit's `package` declarations (the store protocol, the record and its columns).
+        .target(
+            name: "HaulFleet",
+            dependencies: [
+                "HaulKit",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -62,11 +78,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The `haul` command-line tool: a thin adapter over HaulKit's public API (and HaulServer for `haul serve`).
+        // The `haul` command-line tool: a thin adapter over HaulKit's public API (HaulServer for `haul serve`,
+        // HaulFleet for `--database`).
         .executableTarget(
             name: "haul",
             dependencies: [
                 "HaulKit",
+                "HaulFleet",
                 "HaulServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -96,7 +114,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HaulKitTests",
-            dependencies: ["HaulKit", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "HaulKit", "HaulFleet", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // Runs the built `haul` binary as a child process (crash tests, CLI behaviour).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HaulFleet
 import HaulKit
 
 /// Where `haul` keeps its state: the SQLite database of the state directory, or a shared PostgreSQL queue; shared by
@@ -52,7 +53,7 @@ struct StateOptions: ParsableArguments {
     /// A configuration on this state (checked by `validate()`), for a worker with `worker`'s settings.
     func configuration(worker: WorkerOptions? = nil) -> DownloadManager.Configuration {
         var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
-        configuration.sharedQueue = try? sharedQueue(worker: worker)
+        if let queue = try? sharedQueue(worker: worker) { configuration.store = .sharedQueue(queue) }
         return configuration
     }
 
