@@ -86,11 +86,15 @@ let package = Package(
                 "HaulKit",
                 "HaulFleet",
                 "HaulServer",
+                "HaulBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        // The commit and date of a release build (`tools/stamp-build` writes `stamp.h`, git ignores it); empty in a
+        // plain `swift build`, so a fresh clone builds as it is.
+        .target(name: "HaulBuildStamp"),
         // Test helpers shared by every test target, never shipped: the test origin, a mock clock, temp dirs.
         .target(
             name: "HaulTestSupport",

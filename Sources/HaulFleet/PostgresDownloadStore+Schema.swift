@@ -22,7 +22,7 @@ extension PostgresDownloadStore {
     private static let firstColumns = DownloadColumn.allCases.prefix { $0 != .owner }
 
     /// Shipped migrations are never edited; changes come as new ones (and a case in ``DownloadColumn``).
-    private static let migrations: [(name: String, sql: String)] = [
+    static let migrations: [(name: String, sql: String)] = [
         (
             "v1: downloads with leases",
             """

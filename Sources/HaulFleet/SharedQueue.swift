@@ -21,6 +21,9 @@ public struct SharedQueue: Sendable, Hashable {
         self.leaseTimeout = leaseTimeout
     }
 
+    /// The schema version of the shared queue's tables this version of Haul writes: how many migrations it knows.
+    public static var schemaVersion: Int { PostgresDownloadStore.migrations.count }
+
     /// `HOST:PID`.
     public static var defaultWorkerName: String {
         "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"

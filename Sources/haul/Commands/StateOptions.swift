@@ -44,7 +44,8 @@ struct StateOptions: ParsableArguments {
         return queue
     }
 
-    private static func masked(_ text: String) -> String {
+    /// `text` with the password of a URL in it masked.
+    static func masked(_ text: String) -> String {
         guard var parts = URLComponents(string: text), parts.password != nil else { return text }
         parts.password = "***"
         return parts.string ?? text
