@@ -95,6 +95,13 @@ let package = Package(
         // The commit and date of a release build (`tools/stamp-build` writes `stamp.h`, git ignores it); empty in a
         // plain `swift build`, so a fresh clone builds as it is.
         .target(name: "HaulBuildStamp"),
+        // The Swift samples of README.md and of HaulKit's DocC catalogue, compiled with every build; the documents
+        // quote them (a test checks that each Swift block is one of them). Not a product.
+        .target(name: "HaulSnippets", dependencies: ["HaulKit"], path: "Examples/Snippets", swiftSettings: strict),
+        // An app's downloads screen (`DownloadListModel`) as a live table in a terminal. Not a product.
+        .executableTarget(
+            name: "DownloadList", dependencies: ["HaulKit"], path: "Examples/DownloadList", exclude: ["README.md"],
+            swiftSettings: strict),
         // Test helpers shared by every test target, never shipped: the test origin, a mock clock, temp dirs.
         .target(
             name: "HaulTestSupport",
@@ -127,7 +134,8 @@ let package = Package(
         .testTarget(
             name: "HaulEndToEndTests",
             dependencies: [
-                "haul", "HaulKit", "HaulTestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "haul", "DownloadList", "HaulKit", "HaulTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
