@@ -4,11 +4,11 @@ extension DownloadManager {
     /// Queues a download and returns its identifier at once.
     ///
     /// Adding the same download again returns the existing one instead of starting over: the same URL (or the same
-    /// but for its signature, ``ResourceKey``: the new URL replaces the old) with the same destination, or with a
+    /// but for its signature, `ResourceKey`: the new URL replaces the old) with the same destination, or with a
     /// file or directory that is where the existing one writes. It is resumed if it was paused, failed or
-    /// interrupted, takes the new options where they are not the defaults (``DownloadOptions/merging(_:)``), and,
+    /// interrupted, takes the new options where they are not the defaults (`DownloadOptions.merging(_:)`), and,
     /// if it had completed, its file is compared with what Haul put there: a file changed or gone since is fetched
-    /// again (``DownloadEvent/Change/fileChanged(how:resumed:)``). A user name and password in the URL become the
+    /// again (``DownloadEvent/Change/fileChanged(how:action:)``). A user name and password in the URL become the
     /// download's ``DownloadOptions/credentials`` (unless it has some) and leave the URL.
     ///
     /// - Parameters:

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// For a path beneath a confined directory, the part file and the segment journal are opened, directories created,
 /// the finished file renamed (or linked) into place and files removed relative to a descriptor of the confined
-/// directory, refusing a symbolic link anywhere below it (``ConfinedPath``): a link planted after `dir` was checked
+/// directory, refusing a symbolic link anywhere below it (`ConfinedPath`): a link planted after `dir` was checked
 /// cannot make Haul write, replace or delete anything outside. The confined directory itself may be reached through
 /// links (its owner chose it). Paths beneath no confined directory are handled as before.
 public enum ConfinedDirectories {
