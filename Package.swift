@@ -9,6 +9,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "HaulKit", targets: ["HaulKit"]),
+        // The fleet: a PostgreSQL queue many workers share. Apart, so that an app embedding HaulKit links no
+        // PostgreSQL client.
+        .library(name: "HaulFleet", targets: ["HaulFleet"]),
         .library(name: "HaulServer", targets: ["HaulServer"]),
         .executable(name: "haul", targets: ["haul"]),
     ],
@@ -33,7 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
     ],
     targets: [
-        // The engine: transport, storage, engine, scheduling. No CLI or server dependency.
+        // The engine: transport, storage, engine, scheduling. No CLI, server or PostgreSQL dependency (a test checks).
         .target(
             name: "HaulKit",
             dependencies: [
@@ -48,8 +51,21 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ],
+            swiftSettings: strict
+        ),
+        // The fleet's store (`DownloadStoreFactory.sharedQueue`): many workers on one PostgreSQL queue. It sees
+        // HaulKit's `package` declarations (the store protocol, the record and its columns).
+        .target(
+            name: "HaulFleet",
+            dependencies: [
+                "HaulKit",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -65,17 +81,30 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The `haul` command-line tool: a thin adapter over HaulKit's public API (and HaulServer for `haul serve`).
+        // The `haul` command-line tool: a thin adapter over HaulKit's public API (HaulServer for `haul serve`,
+        // HaulFleet for `--database`).
         .executableTarget(
             name: "haul",
             dependencies: [
                 "HaulKit",
+                "HaulFleet",
                 "HaulServer",
+                "HaulBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        // The commit and date of a release build (`tools/stamp-build` writes `stamp.h`, git ignores it); empty in a
+        // plain `swift build`, so a fresh clone builds as it is.
+        .target(name: "HaulBuildStamp"),
+        // The Swift samples of README.md and of HaulKit's DocC catalogue, compiled with every build; the documents
+        // quote them (a test checks that each Swift block is one of them). Not a product.
+        .target(name: "HaulSnippets", dependencies: ["HaulKit"], path: "Examples/Snippets", swiftSettings: strict),
+        // An app's downloads screen (`DownloadListModel`) as a live table in a terminal. Not a product.
+        .executableTarget(
+            name: "DownloadList", dependencies: ["HaulKit"], path: "Examples/DownloadList", exclude: ["README.md"],
+            swiftSettings: strict),
         // Test helpers shared by every test target, never shipped: the test origin, a mock clock, temp dirs.
         .target(
             name: "HaulTestSupport",
@@ -99,14 +128,17 @@ let package = Package(
         ),
         .testTarget(
             name: "HaulKitTests",
-            dependencies: ["HaulKit", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "HaulKit", "HaulFleet", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         // Runs the built `haul` binary as a child process (crash tests, CLI behaviour).
         .testTarget(
             name: "HaulEndToEndTests",
             dependencies: [
-                "haul", "HaulKit", "HaulTestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "haul", "DownloadList", "HaulKit", "HaulTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),

@@ -33,10 +33,11 @@ struct Haul: AsyncParsableCommand {
             69 'haul serve' cannot listen (port in use, not allowed), 130 interrupted. With --json, each error \
             has its stable code, its name and the exit status it alone would give (docs/errors.md lists them all).
             """,
-        version: HaulVersion.current,
+        version: BuildInfo.current.line,
         subcommands: [
             Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Verify.self,
             Repair.self, Serve.self,
+            Version.self,
         ]
     )
 

@@ -143,7 +143,7 @@ extension DownloadManager {
         let base = configuration.downloadDirectory
         switch destination {
         case nil:
-            return configuration.sharedQueue == nil ? .directory(absolute(base, base: base, isDirectory: true)) : nil
+            return !configuration.store.isShared ? .directory(absolute(base, base: base, isDirectory: true)) : nil
         case .directory(let url):
             return .directory(absolute(url, base: base, isDirectory: true))
         case .file(let url):

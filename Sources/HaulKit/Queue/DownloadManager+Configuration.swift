@@ -8,13 +8,14 @@ extension DownloadManager {
         public var downloadDirectory: URL
         /// The state database. Default `$XDG_DATA_HOME/haul/haul.sqlite`, else `~/.local/share/haul/haul.sqlite`.
         public var databaseURL: URL
-        /// A shared PostgreSQL queue to use instead of ``databaseURL``; nil (the default) for the embedded SQLite.
-        public var sharedQueue: SharedQueue?
+        /// Where downloads are recorded: ``DownloadStoreFactory/sqlite``, the SQLite database at ``databaseURL``
+        /// (the default), or another backend (HaulFleet's `.sharedQueue(…)`: a PostgreSQL queue many workers share).
+        public var store = DownloadStoreFactory.sqlite
         /// Downloads that transfer at once. Default 4. One whose file is complete and only being synced and put in
         /// place gives its slot to the next (it still shows `running`): up to four per slot (at most 64) with a part
         /// file, and up to sixteen per slot (at most 256, holding at most 16 MiB) with a small body held in memory.
         public var maxConcurrentDownloads: Int = 4
-        /// Connections to one host, across all downloads (with a ``sharedQueue``, across every worker). Default 8.
+        /// Connections to one host, across all downloads (with a shared ``store``, across every worker). Default 8.
         public var maxConnectionsPerHost: Int = 8
         /// Longest wait for a connection. Default 30 s.
         public var connectTimeout: Duration = .seconds(30)

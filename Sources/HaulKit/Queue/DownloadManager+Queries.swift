@@ -63,7 +63,7 @@ extension DownloadManager {
         return ids.compactMap { found[$0].map(snapshot(of:)) }
     }
 
-    /// Which worker of a shared queue (``Configuration/sharedQueue``) runs each download now, by its worker name;
+    /// Which worker of a shared queue (a shared ``Configuration/store``) runs each download now, by its worker name;
     /// empty for the embedded database, whose processes have no names.
     public func workers() throws(DownloadError) -> [DownloadID: String] { try store.claimHolders() }
 

@@ -100,14 +100,7 @@ public actor DownloadManager {
         ownerText =
             configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
         engineSettings = configuration.engineSettings
-        let store: any DownloadStore =
-            if let shared = configuration.sharedQueue {
-                try PostgresDownloadStore(
-                    url: shared.url, owner: shared.workerName, leaseTimeout: shared.leaseTimeout,
-                    logger: configuration.logger)
-            } else {
-                try SQLiteDownloadStore(path: configuration.databaseURL.path)
-            }
+        let store = try configuration.store.make(configuration)
         self.store = store
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,

@@ -1,5 +1,5 @@
 /// A byte range of the file fetched by one connection at a time.
-struct Segment: Codable, Sendable, Equatable {
+package struct Segment: Codable, Sendable, Equatable {
     var id: Int
     /// First byte.
     var start: Int64

@@ -4,7 +4,7 @@
 ///
 /// Adding a column: a case here (at the end), a field in ``DownloadRecord`` or ``TransferRecord``, a migration in
 /// ``DownloadSchema``, and the two `switch`es the compiler then points at.
-enum DownloadColumn: String, CaseIterable, Sendable {
+package enum DownloadColumn: String, CaseIterable, Sendable {
     case id, url, requestedDestination, destinationPath, options, state, createdAt, updatedAt, startedAt
     case completedAt, errorCode, errorSummary, errorSuggestion, errorTransient, errorHTTPStatus, hasPartData
     case generation, durableBytes, bootID, etag, lastModified, totalBytes, contentEncoding, finalURL, finalizing
@@ -46,7 +46,7 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     }
 
     /// The column's declared type in SQLite, as `PRAGMA table_info` reports it.
-    var sqlType: String {
+    package var sqlType: String {
         switch self {
         case .id, .errorCode, .errorHTTPStatus, .generation, .durableBytes, .totalBytes, .fileSize, .fileModified:
             "INTEGER"
@@ -66,13 +66,13 @@ enum DownloadColumn: String, CaseIterable, Sendable {
     }
 
     /// Written by the manager at each change of state.
-    static let lifecycle = written(by: .lifecycle)
+    package static let lifecycle = written(by: .lifecycle)
 
     /// Written by the manager when the options change (a new speed limit).
-    static let settings = written(by: .settings)
+    package static let settings = written(by: .settings)
 
     /// Written by the running job (what is on disk and what was verified).
-    static let job = written(by: .job)
+    package static let job = written(by: .job)
 
     /// The statements that write `columns` of many records (SQLite).
     struct Update: Sendable {

@@ -6,16 +6,16 @@ import Foundation
 /// life-cycle and settings columns, the running job the ``transfer`` columns. The destination path is chosen by the
 /// manager (at `add`, or when the job asks for a name) and recorded by the job with its columns, so the record
 /// names a part file before the file exists.
-struct DownloadRecord: Sendable, Equatable {
+package struct DownloadRecord: Sendable, Equatable {
     // Laid out so that the optionals' tag bytes pack together: the manager keeps 100,000 of these.
-    var id: Int64?
+    package var id: Int64?
     var url: String
     /// The resolved destination file; set at `add` for an explicit file, at the first response otherwise.
     var destinationPath: String?
     var createdAt: Date
-    var updatedAt: Date
+    package var updatedAt: Date
     var startedAt: Date?
-    var state: DownloadState
+    package var state: DownloadState
     var completedAt: Date?
     /// The destination given to `add` (nil: the manager's download directory).
     var requestedDestination: DownloadDestination?
@@ -91,7 +91,7 @@ struct DownloadRecord: Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
-    var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
+    package var downloadID: DownloadID { DownloadID(rawValue: id ?? 0) }
 
     var partPath: String? { destinationPath.map { $0 + partFileSuffix } }
 

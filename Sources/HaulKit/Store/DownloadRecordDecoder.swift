@@ -3,7 +3,7 @@ import GRDB
 
 /// One stored row, read by column position (the order of ``DownloadColumn/allCases``); each backend's row type
 /// conforms. A value of the wrong type throws, never traps.
-protocol StoredRow {
+package protocol StoredRow {
     func integer(at index: Int) throws -> Int64?
     func text(at index: Int) throws -> String?
     func boolean(at index: Int) throws -> Bool?
@@ -15,7 +15,7 @@ protocol StoredRow {
 /// per distinct text, since a batch added together shares them. Any backend's rows (``StoredRow``).
 ///
 /// What ``DownloadRecordEncoder`` writes reads back equal (a test checks every column).
-struct DownloadRecordDecoder {
+package struct DownloadRecordDecoder {
     private var options: [String: OutOfLine<DownloadOptions>] = [:]
     /// The last options text and its value: rows added together come one after another.
     private var lastOptions: (text: String, value: OutOfLine<DownloadOptions>)?
@@ -23,6 +23,8 @@ struct DownloadRecordDecoder {
     /// The last destination text and its value, as for the options (hashing each row's text was 2% of a start-up).
     private var lastDestination: (text: String, value: DownloadDestination)?
     private let json = StoredJSON.decoder()
+
+    package init() {}
 
     /// Decodes a row of ``DownloadColumn/select``; throws on any value of the wrong type, never traps.
     mutating func decode(_ row: some StoredRow) throws -> DownloadRecord {
@@ -99,7 +101,7 @@ struct DownloadRecordDecoder {
     }
 
     /// ``decode(_:)``, or the damaged stand-in when the row cannot be read, so one bad row never stops the rest.
-    mutating func decodeOrMarkDamaged(_ row: some StoredRow) -> DownloadRecord {
+    package mutating func decodeOrMarkDamaged(_ row: some StoredRow) -> DownloadRecord {
         do {
             return try decode(row)
         } catch {

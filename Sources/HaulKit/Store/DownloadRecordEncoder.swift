@@ -2,31 +2,33 @@ import Foundation
 
 /// A value as stored in one column, the same for every backend: each store maps it to its own types (SQLite: dates
 /// as text; PostgreSQL: `timestamptz`).
-enum StoredValue: Sendable, Equatable {
+package enum StoredValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case text(String)
     case boolean(Bool)
     case date(Date)
 
-    init(_ value: Int64?) { self = value.map(StoredValue.integer) ?? .null }
-    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
-    init(_ value: String?) { self = value.map(StoredValue.text) ?? .null }
-    init(_ value: Bool?) { self = value.map(StoredValue.boolean) ?? .null }
-    init(_ value: Date?) { self = value.map(StoredValue.date) ?? .null }
+    package init(_ value: Int64?) { self = value.map(StoredValue.integer) ?? .null }
+    package init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    package init(_ value: String?) { self = value.map(StoredValue.text) ?? .null }
+    package init(_ value: Bool?) { self = value.map(StoredValue.boolean) ?? .null }
+    package init(_ value: Date?) { self = value.map(StoredValue.date) ?? .null }
 }
 
 /// Turns ``DownloadRecord`` fields into the values stored for them, fast enough for thousands of writes a second:
 /// options encoded once per value, dates (for SQLite) as text without a `DateFormatter`.
 ///
 /// What it writes reads back equal through ``DownloadRecordDecoder`` (a test checks every column).
-struct DownloadRecordEncoder {
+package struct DownloadRecordEncoder {
     private var options: [DownloadOptions: String] = [:]
     /// The last record's options and their text: records of one batch share their options' storage.
     private var lastOptions: (options: OutOfLine<DownloadOptions>, text: String)?
     /// The last requested destination and its text: a batch usually has one.
     private var lastDestination: (destination: DownloadDestination, text: String)?
     private let json = StoredJSON.encoder()
+
+    package init() {}
 
     /// The values of `columns` for `record`, in order.
     mutating func storedValues(_ columns: [DownloadColumn], of record: DownloadRecord) throws -> [StoredValue] {
@@ -46,7 +48,7 @@ struct DownloadRecordEncoder {
     }
 
     /// Appends the values of `columns` for `record`, in order, to `values`.
-    mutating func appendValues(
+    package mutating func appendValues(
         _ columns: [DownloadColumn], of record: DownloadRecord, to values: inout [StoredValue]
     ) throws {
         for column in columns { values.append(try value(column, of: record)) }

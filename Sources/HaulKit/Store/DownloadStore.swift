@@ -9,7 +9,7 @@ import Foundation
 /// Writers never overlap: the manager writes the life-cycle and settings columns, the running job its transfer
 /// columns (``DownloadColumn/Owner``). A download runs only where it is *claimed*: the claim is what keeps two
 /// processes (or two machines) from running one download, and it must end by itself when its holder dies.
-protocol DownloadStore: AnyObject, Sendable {
+package protocol DownloadStore: AnyObject, Sendable {
     /// Where the records are, for messages.
     var location: String { get }
 
@@ -109,17 +109,17 @@ protocol DownloadStore: AnyObject, Sendable {
 }
 
 /// The connections a claim asks for on its download's host, and how many that host may have in all.
-struct HostShare: Equatable, Sendable {
+package struct HostShare: Equatable, Sendable {
     /// The host, lowercased (the port does not matter).
-    var host: String
+    package var host: String
     /// The connections the download would open (at least 1).
-    var wanted: Int
+    package var wanted: Int
     /// The most connections to ``host`` at once, over every download (and, in a shared queue, every worker).
-    var limit: Int
+    package var limit: Int
 }
 
 /// What a claim got.
-enum ClaimOutcome: Equatable, Sendable {
+package enum ClaimOutcome: Equatable, Sendable {
     /// This owner holds the download now, and may open `connections` connections to its host.
     case granted(connections: Int)
     /// Another live owner holds it, or it is no longer queued or running.
@@ -129,42 +129,42 @@ enum ClaimOutcome: Equatable, Sendable {
 }
 
 extension DownloadStore {
-    var claimsTogether: Bool { false }
+    package var claimsTogether: Bool { false }
 
-    func connectionsDone(_ ids: [DownloadID]) {}
+    package func connectionsDone(_ ids: [DownloadID]) {}
 
-    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
+    package func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
         requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
     }
 
     /// ``claim(_:share:viewToken:)`` with no view to trust: the state is read again.
     func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome { claim(id, share: share, viewToken: nil) }
 
-    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+    package func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
         for record in try fetchAll() { body(record) }
     }
 
-    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+    package func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
         try forEachRecord { if $0.state != .completed { body($0) } }
     }
 
-    func unfinishedCount() throws(DownloadError) -> Int {
+    package func unfinishedCount() throws(DownloadError) -> Int {
         var count = 0
         try forEachUnfinishedRecord { _ in count += 1 }
         return count
     }
 
-    func completedIDs() throws(DownloadError) -> [DownloadID] {
+    package func completedIDs() throws(DownloadError) -> [DownloadID] {
         try fetchAll().filter { $0.state == .completed }.map(\.downloadID)
     }
 
-    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
+    package func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
         var records: [DownloadRecord] = []
         for id in ids.sorted() { if let record = try fetch(id) { records.append(record) } }
         return records
     }
 
-    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
+    package func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
         try fetchAll().filter { $0.url == base || $0.url.hasPrefix(base + "?") }
     }
 

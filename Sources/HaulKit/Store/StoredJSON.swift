@@ -2,7 +2,7 @@ import Foundation
 
 /// The JSON of the stored JSON columns (options, destination, segment plan): GRDB's defaults for `Codable`
 /// records, which earlier versions wrote through them, so existing databases read back unchanged.
-enum StoredJSON {
+package enum StoredJSON {
     static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dataEncodingStrategy = .base64
@@ -13,7 +13,7 @@ enum StoredJSON {
     }
 
     /// A checkpoint's segment plan as stored, or nil for none.
-    static func planText(_ segments: [Segment]?) throws(DownloadError) -> String? {
+    package static func planText(_ segments: [Segment]?) throws(DownloadError) -> String? {
         do {
             return try segments.map { String(decoding: try encoder().encode($0), as: UTF8.self) }
         } catch {

@@ -3,5 +3,5 @@ extension Duration {
     var wholeSeconds: Int64 { components.seconds }
 
     /// Seconds as a floating-point number.
-    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    package var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -111,7 +111,7 @@ public struct ProxySettings: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `url` with its password replaced by `***`, for messages.
-    static func masked(_ url: String) -> String {
+    package static func masked(_ url: String) -> String {
         guard var components = URLComponents(string: url), components.password != nil else { return url }
         components.password = "***"
         return components.string ?? url

@@ -36,7 +36,7 @@ final class ForegroundSession {
     ) async throws -> ForegroundSession {
         // Many small files cost a fifth less CPU with the tasks on the I/O threads (see `TaskPlacement`); a shared
         // PostgreSQL queue's store must not run there.
-        if configuration.sharedQueue == nil, await TaskPlacement.runTasksOnEventLoops() {
+        if !configuration.store.isShared, await TaskPlacement.runTasksOnEventLoops() {
             configuration.logger.debug("tasks run on the HTTP client's event loops")
         }
         let manager = try await openManager(configuration)

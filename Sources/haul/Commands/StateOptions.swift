@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HaulFleet
 import HaulKit
 
 /// Where `haul` keeps its state: the SQLite database of the state directory, or a shared PostgreSQL queue; shared by
@@ -43,7 +44,8 @@ struct StateOptions: ParsableArguments {
         return queue
     }
 
-    private static func masked(_ text: String) -> String {
+    /// `text` with the password of a URL in it masked.
+    static func masked(_ text: String) -> String {
         guard var parts = URLComponents(string: text), parts.password != nil else { return text }
         parts.password = "***"
         return parts.string ?? text
@@ -52,7 +54,7 @@ struct StateOptions: ParsableArguments {
     /// A configuration on this state (checked by `validate()`), for a worker with `worker`'s settings.
     func configuration(worker: WorkerOptions? = nil) -> DownloadManager.Configuration {
         var configuration = DownloadManager.Configuration(databaseURL: databaseURL)
-        configuration.sharedQueue = try? sharedQueue(worker: worker)
+        if let queue = try? sharedQueue(worker: worker) { configuration.store = .sharedQueue(queue) }
         return configuration
     }
 

@@ -3,6 +3,7 @@ import HaulTestSupport
 import Logging
 import Testing
 
+@testable import HaulFleet
 @testable import HaulKit
 
 /// ``PostgresDownloadStore`` against a private PostgreSQL cluster: the same records as SQLite, and leases that keep

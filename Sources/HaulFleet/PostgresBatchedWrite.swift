@@ -1,3 +1,5 @@
+import HaulKit
+
 /// Statements that write many records in one round trip each, for ``PostgresDownloadStore``: a shared queue pays a
 /// round trip per statement, so a group of small downloads is written as one `INSERT` or `UPDATE` of many rows, not
 /// one statement per record inside `BEGIN` and `COMMIT`.

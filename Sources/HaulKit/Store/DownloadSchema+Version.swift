@@ -1,0 +1,26 @@
+import Foundation
+import GRDB
+
+extension HaulVersion {
+    /// The schema version of the state database this version of Haul writes: how many migrations it knows.
+    public static var schemaVersion: Int { DownloadSchema.migrator.migrations.count }
+
+    /// The schema version of the state database at `url`, for bug reports: how many migrations it has had, read
+    /// without changing the file (a database a newer Haul wrote counts the migrations this one does not know too);
+    /// nil when there is no file there.
+    public static func schemaVersion(ofDatabaseAt url: URL) throws(DownloadError) -> Int? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let database = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? database.close() }
+            return try database.read { db in
+                guard try db.tableExists("grdb_migrations") else { return 0 }
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0
+            }
+        } catch {
+            throw .stateDatabase(path: url.path, reason: "cannot read its schema version: \(error)")
+        }
+    }
+}

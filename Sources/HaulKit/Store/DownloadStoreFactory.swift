@@ -1,0 +1,28 @@
+/// How a ``DownloadManager`` makes the store that records its downloads: the embedded SQLite database
+/// (``sqlite``, the default) or another backend, such as HaulFleet's shared PostgreSQL queue
+/// (`.sharedQueue(SharedQueue(url: …))`).
+///
+/// Set it as ``DownloadManager/Configuration/store``; the manager calls it once, when it opens. HaulKit itself
+/// links no database client but SQLite's: a backend comes from the module that provides it.
+public struct DownloadStoreFactory: Sendable {
+    /// Whether several managers, on several machines, share the store: a download added without a destination then
+    /// goes to the download directory of the manager that runs it, and the store's I/O waits on the calling thread
+    /// (so tasks must not run on the HTTP client's event loops, ``TaskPlacement``).
+    public let isShared: Bool
+    /// Opens (or creates) the store for a manager with this configuration.
+    package let make: @Sendable (DownloadManager.Configuration) throws(DownloadError) -> any DownloadStore
+
+    /// A factory of another backend (a target of this package: the store protocol is not public).
+    package init(
+        isShared: Bool,
+        make: @escaping @Sendable (DownloadManager.Configuration) throws(DownloadError) -> any DownloadStore
+    ) {
+        self.isShared = isShared
+        self.make = make
+    }
+
+    /// The embedded SQLite database at ``DownloadManager/Configuration/databaseURL`` (made if missing): the default.
+    public static let sqlite = DownloadStoreFactory(isShared: false) { configuration throws(DownloadError) in
+        try SQLiteDownloadStore(path: configuration.databaseURL.path)
+    }
+}

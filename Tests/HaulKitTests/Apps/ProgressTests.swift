@@ -1,0 +1,90 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+/// ``DownloadManager/progress(for:)``: a Foundation `Progress` that follows a real download, and pauses, resumes
+/// and cancels it.
+@Suite("Foundation Progress per download")
+struct ProgressTests {
+    /// Polls `condition` every 10 ms until it holds; fails after `timeout`.
+    static func eventually(
+        _ what: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool
+    ) async throws {
+        let start = ContinuousClock.now
+        while !(await condition()) {
+            if start.duration(to: .now) > timeout { throw HarnessTimeout(what: what) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test("its units are the download's bytes: partway while it runs, finished with the file's size")
+    func followsBytes() async throws {
+        let harness = try await Harness.make()
+        let size = 1_500_000
+        let url = harness.origin.serve("/p.bin", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+        let id = try await harness.manager.add(url, paused: true)
+        let progress = try await harness.manager.progress(for: id)
+        #expect(progress.isPaused && progress.isPausable && progress.isCancellable)
+        #expect(progress.kind == .file)
+        #expect(progress.userInfo[.fileOperationKindKey] as? Progress.FileOperationKind == .downloading)
+        progress.resume()
+        try await Self.eventually("partway") {
+            progress.completedUnitCount > 0 && progress.completedUnitCount < size
+        }
+        #expect(progress.totalUnitCount == Int64(size))
+        #expect(!progress.isPaused)
+        let file = try await harness.manager.wait(for: id)
+        try await Self.eventually("finished") { progress.isFinished }
+        #expect(progress.completedUnitCount == Int64(size) && progress.fractionCompleted == 1)
+        #expect((progress.userInfo[.fileURLKey] as? URL)?.path == file.path)
+        expectContent(file, size: size)
+        await harness.shutdown()
+    }
+
+    @Test("pause() and resume() of the Progress pause and resume the download; a pause in the manager pauses it")
+    func pausesThroughProgress() async throws {
+        let harness = try await Harness.make()
+        let size = 2_000_000
+        let url = harness.origin.serve("/pause.bin", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = 512 * 1024 }
+        let id = try await harness.manager.add(url)
+        let progress = try await harness.manager.progress(for: id)
+        try await harness.waitForProgress(id, atLeast: 100_000)
+        progress.pause()
+        try await harness.waitForState(id, .paused)
+        progress.resume()
+        try await Self.eventually("running again") { await harness.manager.state(of: id) != .paused }
+        try await harness.manager.pause(id)
+        try await Self.eventually("the progress follows the manager") { progress.isPaused }
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        progress.resume()
+        expectContent(try await harness.manager.wait(for: id), size: size)
+        // A resume after a pause asked for the rest, not the whole file again.
+        #expect(harness.origin.requests(to: "/pause.bin").dropFirst().allSatisfy { $0.range != nil })
+        await harness.shutdown()
+    }
+
+    @Test("cancel() of the Progress cancels the download and deletes its partial data; a removal cancels it")
+    func cancelsThroughProgress() async throws {
+        let harness = try await Harness.make()
+        let url = harness.origin.serve("/cancel.bin", size: 2_000_000)
+        harness.origin.setFaults { $0.bytesPerSecond = 256 * 1024 }
+        let id = try await harness.manager.add(url)
+        let progress = try await harness.manager.progress(for: id)
+        try await harness.waitForProgress(id, atLeast: 50_000)
+        let part = try #require(await harness.manager.partFile(for: id))
+        progress.cancel()
+        try await Self.eventually("removed") { await harness.manager.snapshot(id) == nil }
+        #expect(!FileManager.default.fileExists(atPath: part.path))
+
+        let other = try await harness.manager.add(harness.origin.serve("/other.bin", size: 2_000_000))
+        let followed = try await harness.manager.progress(for: other)
+        try await harness.manager.remove(other)
+        try await Self.eventually("cancelled") { followed.isCancelled }
+        await #expect(throws: DownloadError.self) { try await harness.manager.progress(for: other) }
+        await harness.shutdown()
+    }
+}
