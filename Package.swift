@@ -95,8 +95,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The commit and date of a release build (`tools/stamp-build` writes `stamp.h`, git ignores it); empty in a
-        // plain `swift build`, so a fresh clone builds as it is.
+        // The commit and date of a release build (`tools/stamp-build` writes a `stamp.h` that only tools/build-release's
+        // compiler sees); empty in a plain `swift build`, so a fresh clone builds as it is.
         .target(name: "HaulBuildStamp"),
         // The Swift samples of README.md and of HaulKit's DocC catalogue, compiled with every build; the documents
         // quote them (a test checks that each Swift block is one of them). Not a product.

@@ -1,5 +1,5 @@
-// The build stamp: `tools/stamp-build` writes stamp.h beside this file before a release build (the install and
-// package scripts do) and removes it after; git ignores it. Without it, as after a plain `swift build` of a fresh
+// The build stamp: for a release build, `tools/stamp-build` writes stamp.h into .build-release/stamp, which
+// tools/build-release puts on the C compiler's include path. Without it, as in a plain `swift build` of a fresh
 // clone, the stamp is empty and `haul --version` says that the build has none.
 #include "HaulBuildStamp.h"
 

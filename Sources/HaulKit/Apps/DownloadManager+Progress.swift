@@ -7,11 +7,12 @@ extension DownloadManager {
     ///
     /// Its units are bytes: ``DownloadProgress/receivedBytes`` of ``DownloadProgress/expectedBytes``
     /// (`totalUnitCount` is -1 while the size is unknown), with the speed and the time left in its `userInfo`
-    /// (`throughputKey`, `estimatedTimeRemainingKey`) and the file in `fileURL` (`fileURLKey`). It is paused while the download is,
-    /// back to 0 when the download starts over, finished when it completes, and cancelled when it is removed.
+    /// (`throughputKey`, `estimatedTimeRemainingKey`) and the file in `fileURL` (`fileURLKey`). It is paused while the
+    /// download is paused, failed or interrupted, back to 0 when the download starts over, finished when it
+    /// completes, and cancelled when it is removed.
     ///
-    /// It controls the download too: its `pause()` pauses it, `resume()` resumes it, and `cancel()` cancels it
-    /// (``cancel(_:)``: the partial data is deleted; a completed file stays).
+    /// It controls the download too: its `pause()` pauses it, `resume()` resumes it (or tries a failed one again), and
+    /// `cancel()` cancels it (``cancel(_:)``: the partial data is deleted; a completed file stays).
     ///
     /// It follows the download until the download completes or is removed, or the progress is cancelled. Foundation
     /// calls its handlers on a queue of its own; the updates come from the manager's tasks, a few a second at most
@@ -32,7 +33,7 @@ extension DownloadManager {
             return progress
         }
         // Before the handlers: a paused download's progress starts paused, without asking the manager for anything.
-        if snapshot.state == .paused { progress.pause() }
+        if [.paused, .failed, .interrupted].contains(snapshot.state) { progress.pause() }
         let link = ProgressLink(id: id, progress: progress)
         link.follow(observeEvents { [link] event in link.receive(event) })
         progress.pausingHandler = { [weak self] in
@@ -98,7 +99,8 @@ final class ProgressLink: Sendable {
             Self.apply(update, to: progress)
         case .restarted:
             progress.completedUnitCount = 0
-        case .status(.paused):
+        case .status(.paused), .status(.failed), .status(.interrupted):
+            // Paused in Foundation's terms: its `resume()` continues (or retries) the download.
             if !progress.isPaused { progress.pause() }
         case .status(.queued), .status(.running):
             if progress.isPaused { progress.resume() }
@@ -108,7 +110,7 @@ final class ProgressLink: Sendable {
         case .status(.removed):
             stop()
             if !progress.isCancelled { progress.cancel() }
-        case .added, .status(.failed), .status(.interrupted), .retrying, .mirrorDropped, .fileChanged, .verified:
+        case .added, .retrying, .mirrorDropped, .fileChanged, .verified:
             break
         }
     }

@@ -2,7 +2,8 @@ import HaulBuildStamp
 import HaulKit
 
 /// What this binary is: HaulKit's version, and the commit and date `tools/stamp-build` recorded for a release build
-/// (`tools/install`, `tools/package-deb`); a plain `swift build` has no stamp, and says so.
+/// (`tools/build-release`, which `tools/install` and `tools/package-deb` run); a plain `swift build` has no stamp, and
+/// says so.
 struct BuildInfo: Sendable, Equatable {
     var version: String
     /// The commit (12 hex digits, `-dirty` with uncommitted changes), or nil without a stamp.

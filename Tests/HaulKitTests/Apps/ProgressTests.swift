@@ -67,6 +67,22 @@ struct ProgressTests {
         await harness.shutdown()
     }
 
+    @Test("a failed download's Progress is paused, and its resume() tries the download again")
+    func retriesThroughProgress() async throws {
+        let harness = try await Harness.make()
+        harness.origin.respond("/later.bin", status: 404)
+        let id = try await harness.manager.add(harness.origin.url("/later.bin"))
+        let progress = try await harness.manager.progress(for: id)
+        try await harness.waitForState(id, .failed)
+        try await Self.eventually("paused") { progress.isPaused }
+        harness.origin.serve("/later.bin", size: 300_000)
+        progress.resume()
+        try await Self.eventually("tried again") { await harness.manager.state(of: id) != .failed }
+        expectContent(try await harness.manager.wait(for: id), size: 300_000)
+        try await Self.eventually("finished") { progress.isFinished }
+        await harness.shutdown()
+    }
+
     @Test("cancel() of the Progress cancels the download and deletes its partial data; a removal cancels it")
     func cancelsThroughProgress() async throws {
         let harness = try await Harness.make()
