@@ -8,10 +8,11 @@ import Testing
 @Suite("HaulKit's dependencies")
 struct DependencyTests {
     /// The packages HaulKit may name: AsyncHTTPClient, GRDB, swift-log, swift-crypto and NIO (with NIOSSL and
-    /// swift-nio-extras' decompression).
+    /// swift-nio-extras' decompression), and swift-http-structured-headers (RFC 8941: the digests servers state,
+    /// verified by default; a small package of its own, without dependencies).
     static let allowed: Set<String> = [
         "async-http-client", "grdb.swift", "swift-log", "swift-crypto", "swift-nio", "swift-nio-ssl",
-        "swift-nio-extras",
+        "swift-nio-extras", "swift-http-structured-headers",
     ]
 
     /// Packages HaulKit must never reach, directly or through another package.
