@@ -24,18 +24,7 @@ extension EndToEnd {
                     "serve", "--port", "0", "--secret", secret, "-d", directory.file("downloads").path,
                     "--state-dir", directory.file("state").path,
                 ])
-            let start = ContinuousClock.now
-            while start.duration(to: .now) < .seconds(30) {
-                if let line = child.standardOutput.split(separator: "\n").first(where: { $0.contains("/jsonrpc") }),
-                    let port = line.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
-                {
-                    return (child, port)
-                }
-                guard child.process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            Issue.record("haul serve did not start: \(child.standardError)")
-            throw CancellationError()
+            return (child, try await ServeStartup.port(of: child))
         }
 
         static func aria2p(_ port: Int, _ arguments: [String]) async throws -> (status: Int32, output: String) {

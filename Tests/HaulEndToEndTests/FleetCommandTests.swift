@@ -228,19 +228,17 @@ struct RPC {
     /// Waits for the daemon to print its address.
     init(daemon: ChildProcess, secret: String) async throws {
         self.secret = secret
-        let start = ContinuousClock.now
-        while start.duration(to: .now) < .seconds(30) {
-            if let line = daemon.standardOutput.split(separator: "\n").first(where: { $0.contains("/jsonrpc") }),
-                let address = line.split(separator: " ").first(where: { $0.hasPrefix("http://") })
-            {
-                endpoint = String(address)
-                return
+        do {
+            let line = try await ServeStartup.endpointLine(of: daemon)
+            guard let address = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+                Issue.record("no address in '\(line)'")
+                throw CancellationError()
             }
-            try await Task.sleep(for: .milliseconds(20))
+            endpoint = String(address)
+        } catch {
+            try await client.shutdown()
+            throw error
         }
-        try await client.shutdown()
-        Issue.record("haul serve did not start: \(daemon.standardError)")
-        throw CancellationError()
     }
 
     /// Calls `method` with the secret and `params`; returns the result, or records the error.

@@ -24,17 +24,7 @@ extension EndToEnd {
                     "serve", "--port", "0", "-d", directory.file("downloads").path, "--state-dir",
                     directory.file("state").path,
                 ])
-            let start = ContinuousClock.now
-            while start.duration(to: .now) < .seconds(30), child.process.isRunning {
-                if let line = child.standardOutput.split(separator: "\n").first(where: { $0.contains("/jsonrpc") }),
-                    let port = line.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
-                {
-                    return (child, port)
-                }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            Issue.record("haul serve did not start: \(child.standardError)")
-            throw CancellationError()
+            return (child, try await ServeStartup.port(of: child))
         }
 
         @Test("a second haul serve on the same port: one line naming the address and the fix, exit 69")

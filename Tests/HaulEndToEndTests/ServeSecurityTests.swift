@@ -21,20 +21,7 @@ extension EndToEnd {
                     "serve", "--port", "0", "-d", directory.file("downloads").path, "--state-dir",
                     directory.file("state").path,
                 ] + arguments)
-            let start = ContinuousClock.now
-            while start.duration(to: .now) < .seconds(30) {
-                let lines = child.standardOutput.split(separator: "\n")
-                if lines.contains(where: { $0.hasPrefix("dashboard:") }),
-                    let line = lines.first(where: { $0.contains("/jsonrpc") }),
-                    let port = line.split(separator: ":").last.flatMap({ Int($0.prefix { $0.isNumber }) })
-                {
-                    return (child, port)
-                }
-                guard child.process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            Issue.record("haul serve did not start: \(child.standardError)")
-            throw CancellationError()
+            return (child, try await ServeStartup.port(of: child, also: ["dashboard:"]))
         }
 
         @Test("the secret is not printed unless --print-secret: the output says where it is")

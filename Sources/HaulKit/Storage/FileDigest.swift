@@ -27,7 +27,7 @@ enum FileDigest {
         guard var fingerprint = FileFingerprint.of(descriptor: fd) else {
             throw .fileSystem(errno: errno, path: path, operation: "fstat")
         }
-        var hashers = algorithms.map(AnyHasher.init)
+        var hashers = algorithms.map { DigestHasher(DigestAlgorithm($0)) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: off_t = 0
         while true {
@@ -42,7 +42,7 @@ enum FileDigest {
             }
             offset += off_t(count)
         }
-        let digests = Dictionary(uniqueKeysWithValues: zip(algorithms, hashers.map { $0.finalize() }))
+        let digests = Dictionary(uniqueKeysWithValues: zip(algorithms, hashers.map { DigestHasher.hex($0.finalize()) }))
         fingerprint.sha256 = digests[.sha256]
         return (fingerprint, digests)
     }

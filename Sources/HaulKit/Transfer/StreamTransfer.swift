@@ -43,7 +43,7 @@ struct StreamTransfer: Sendable {
         var validator: ResourceValidator?
         var tail = Tail()
         var decoding = false
-        var hasher = options.checksum.map { AnyHasher($0.algorithm) }
+        var hasher = options.checksum.map { DigestHasher(DigestAlgorithm($0.algorithm)) }
         let profile = RequestProfile(
             userAgent: settings.userAgent, custom: options.headers, credentials: options.credentials,
             redirects: options.redirects)
@@ -135,7 +135,9 @@ struct StreamTransfer: Sendable {
                 if let total = validator?.totalBytes, delivered < total {
                     throw DownloadError.responseTruncated(received: delivered, expected: total)
                 }
-                if let expected = options.checksum, let actual = hasher?.finalize(), actual != expected.hex {
+                if let expected = options.checksum, let actual = hasher.map({ DigestHasher.hex($0.finalize()) }),
+                    actual != expected.hex
+                {
                     throw ConsumerFailed(
                         error: DownloadError.streamChecksumMismatch(expected: expected, actual: actual))
                 }

@@ -195,16 +195,7 @@ extension Aria2Service {
     }
 
     /// A size in binary units, as the command line prints it: `1.5 MiB`.
-    static func binary(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
+    static func binary(_ bytes: Int64) -> String { ByteCount.binary(bytes) }
 
     /// Bytes free for the user in the file system that holds `path`.
     static func freeBytes(_ path: String) -> Int64? {

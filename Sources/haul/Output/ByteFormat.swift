@@ -1,17 +1,9 @@
 import Foundation
+import HaulKit
 
 /// Human-readable sizes and rates (binary units), and parsing of `500K`, `2M`, `1.5G`.
 enum ByteFormat {
-    static func size(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
+    static func size(_ bytes: Int64) -> String { ByteCount.binary(bytes) }
 
     static func rate(_ bytesPerSecond: Double) -> String { size(Int64(bytesPerSecond)) + "/s" }
 

@@ -216,9 +216,10 @@ struct FailureTests {
         let size = 1_500_000
         let url = harness.origin.serve("/sum-\(algorithm).bin", size: size)
         let bytes = TestContent.bytes(0..<size)
-        var hasher = AnyHasher(algorithm)
-        bytes.withUnsafeBytes { hasher.update($0) }
-        let checksum = try Checksum(algorithm, hex: hasher.finalize().uppercased())
+        let digest = bytes.withUnsafeBytes {
+            DigestHasher.hex(DigestHasher.digest(DigestAlgorithm(algorithm), of: $0))
+        }
+        let checksum = try Checksum(algorithm, hex: digest.uppercased())
         harness.origin.setFaults {
             $0.cutAfter = 700_000
             $0.cutTimes = 1
@@ -233,11 +234,12 @@ struct FailureTests {
         let size = 2_000_000
         let url = harness.origin.serve("/sum-pause.bin", size: size)
         let bytes = TestContent.bytes(0..<size)
-        var hasher = AnyHasher(.sha256)
-        bytes.withUnsafeBytes { hasher.update($0) }
+        let digest = bytes.withUnsafeBytes {
+            DigestHasher.hex(DigestHasher.digest(DigestAlgorithm(.sha256), of: $0))
+        }
         harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
         let id = try await harness.manager.add(
-            url, options: .init(checksum: try Checksum(.sha256, hex: hasher.finalize())))
+            url, options: .init(checksum: try Checksum(.sha256, hex: digest)))
         try await harness.waitForProgress(id, atLeast: 300_000)
         try await harness.manager.pause(id)
         harness.origin.setFaults { $0.bytesPerSecond = nil }

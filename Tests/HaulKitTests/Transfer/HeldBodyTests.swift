@@ -132,9 +132,10 @@ struct HeldBodyTests {
             $0.stallDuration = .seconds(1)
             $0.stallTimes = 2
         }
-        var hasher = AnyHasher(.sha256)
-        TestContent.bytes(0..<Self.size).withUnsafeBytes { hasher.update($0) }
-        let sum = try Checksum(.sha256, hex: hasher.finalize())
+        let digest = TestContent.bytes(0..<Self.size).withUnsafeBytes {
+            DigestHasher.hex(DigestHasher.digest(DigestAlgorithm(.sha256), of: $0))
+        }
+        let sum = try Checksum(.sha256, hex: digest)
         let ids = [
             try await harness.manager.add(above),
             try await harness.manager.add(summed, options: .init(checksum: sum)),
