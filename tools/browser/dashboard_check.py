@@ -18,6 +18,8 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+from dashboard_driver import attribute, press, row
+
 BASE, SECRET, RUNNING, FINISHED, ADD_1, ADD_2 = sys.argv[1:7]
 failures = []
 
@@ -59,25 +61,6 @@ def wait(predicate, timeout=15):
 
 def rows(driver):
     return driver.find_elements(By.CSS_SELECTOR, "tr[data-gid]")
-
-
-def row(driver, gid):
-    found = driver.find_elements(By.CSS_SELECTOR, f'tr[data-gid="{gid}"]')
-    return found[0] if found else None
-
-
-def attribute(driver, gid, name):
-    """A row's attribute, read in the page in one step (rows are redrawn as progress arrives)."""
-    return driver.execute_script(
-        "const r = document.querySelector('tr[data-gid=\"' + arguments[0] + '\"]');"
-        " return r ? r.getAttribute(arguments[1]) : null;", gid, name)
-
-
-def press(driver, gid, action):
-    """Clicks a row's visible button, found and clicked in the page in one step; False if it is not there."""
-    return driver.execute_script(
-        "const b = document.querySelector('tr[data-gid=\"' + arguments[0] + '\"] button[data-action=\"' + arguments[1] + '\"]');"
-        " if (!b || b.hidden) return false; b.click(); return true;", gid, action)
 
 
 options = Options()
