@@ -34,7 +34,12 @@ public struct ScheduleRunner: Sendable {
         public var nextChange: Date?
     }
 
-    private let applied = Mutex<Status?>(nil)
+    /// What was applied last, shared by the copies of the runner (the daemon's and the dashboard's).
+    private final class Applied: Sendable {
+        let status = Mutex<Status?>(nil)
+    }
+
+    private let applied = Applied()
 
     public init(rates: DownloadSchedule<Int64?>? = nil, pauses: DownloadSchedule<Bool>? = nil) {
         self.rates = rates
@@ -45,7 +50,7 @@ public struct ScheduleRunner: Sendable {
     public var isEmpty: Bool { rates == nil && pauses == nil }
 
     /// What was applied last (nil before the first application).
-    public var status: Status? { applied.withLock { $0 } }
+    public var status: Status? { applied.status.withLock { $0 } }
 
     /// The next moment either schedule changes after `date`.
     public func nextChange(after date: Date) -> Date? {
@@ -65,7 +70,7 @@ public struct ScheduleRunner: Sendable {
             status.held = pauses.value(at: date, in: calendar)
             await manager.holdDownloads(status.held)
         }
-        applied.withLock { $0 = status }
+        applied.status.withLock { $0 = status }
     }
 
     /// Applies the schedules now and at every boundary until the task is cancelled.

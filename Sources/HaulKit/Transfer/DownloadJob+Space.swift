@@ -43,17 +43,15 @@ extension DownloadJob {
         if let failure = state.failure { return .gaveUp(failure) }
         let policy = settings.freeSpace
         let path = spacePath
+        let remaining = remainingBytes
+        // A write found no room although the file system may report some (blocks taken since, a quota): show what
+        // it reports, and look again after an interval.
+        let reading = policy.probe(path) ?? FreeSpaceReading(availableBytes: 0, totalBytes: 0)
         var shortage =
             spaceShortage()
-            ?? {
-                // A write found no room although the file system reports some (blocks taken since, a quota):
-                // show what it reports, and look again after an interval.
-                let reading = policy.probe(path) ?? FreeSpaceReading(availableBytes: 0, totalBytes: 0)
-                let floor = policy.floor(of: reading)
-                return FreeSpaceShortage(
-                    path: path, neededBytes: floor + remainingBytes, availableBytes: reading.availableBytes,
-                    floorBytes: floor)
-            }()
+            ?? FreeSpaceShortage(
+                path: path, neededBytes: policy.floor(of: reading) + remaining, availableBytes: reading.availableBytes,
+                floorBytes: policy.floor(of: reading))
         logger.info("waiting for space", metadata: ["reason": "\(reason.summary)"])
         await environment.spaceWait(id, shortage)
         let waited = Stopwatch(settings.tickClock)

@@ -145,16 +145,18 @@ public struct HaulDaemon: Sendable {
         router.get("/healthz") { _, _ in health.alive() }
         router.get("/readyz") { _, _ in await health.ready() }
         let port = port
+        var services: [any Service] = [
+            NotificationRelay(hub: hub, manager: manager, activity: service.activity),
+            MetricsRelay(metrics: metrics, manager: manager),
+        ]
+        if !schedule.isEmpty { services.append(ScheduleService(runner: schedule, manager: manager)) }
         return Application(
             router: router,
             server: serverBuilder(),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Haul/\(HaulVersion.current)"),
-            services: [
-                NotificationRelay(hub: hub, manager: manager, activity: service.activity),
-                MetricsRelay(metrics: metrics, manager: manager),
-            ] + (schedule.isEmpty ? [] : [ScheduleService(runner: schedule, manager: manager)]),
+            services: services,
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 port.listening(on: bound)

@@ -26,24 +26,35 @@ struct ScheduleOptions: ParsableArguments {
 
     /// The runner of the schedules given; empty when none is.
     func runner() throws -> ScheduleRunner {
-        do {
-            let rates = try limitRateSchedule.map { text throws(DownloadError) in
-                try DownloadSchedule<Int64?>(parsing: text, option: "--limit-rate-schedule", fallback: nil) { value in
-                    value.trimmingCharacters(in: .whitespaces) == "0" ? .some(nil) : ByteFormat.parse(value).map { $0 }
-                }
+        var runner = ScheduleRunner()
+        do throws(DownloadError) {
+            if let limitRateSchedule {
+                runner.rates = try DownloadSchedule<Int64?>(
+                    parsing: limitRateSchedule, option: "--limit-rate-schedule", fallback: nil, value: Self.rate)
             }
-            let pauses = try pauseSchedule.map { text throws(DownloadError) in
-                try DownloadSchedule<Bool>(parsing: text, option: "--pause-schedule", fallback: false, bare: true) {
-                    switch $0.lowercased() {
-                    case "pause", "paused", "on", "true": true
-                    case "run", "off", "false": false
-                    default: nil
-                    }
-                }
+            if let pauseSchedule {
+                runner.pauses = try DownloadSchedule<Bool>(
+                    parsing: pauseSchedule, option: "--pause-schedule", fallback: false, bare: true, value: Self.pause)
             }
-            return ScheduleRunner(rates: rates, pauses: pauses)
-        } catch let error as DownloadError {
+        } catch {
             throw ValidationError(error.summary)
+        }
+        return runner
+    }
+
+    /// A rate: `0` for no limit (`.some(nil)`), else a size such as `2M`; nil when it cannot be read.
+    static func rate(_ text: String) -> Int64?? {
+        if text.trimmingCharacters(in: .whitespaces) == "0" { return .some(nil) }
+        guard let bytes = ByteFormat.parse(text) else { return nil }
+        return .some(bytes)
+    }
+
+    /// `pause` or `run` (and their synonyms); nil when it is neither.
+    static func pause(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "pause", "paused", "on", "true": true
+        case "run", "off", "false": false
+        default: nil
         }
     }
 }

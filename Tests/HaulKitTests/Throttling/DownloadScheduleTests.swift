@@ -24,8 +24,11 @@ struct DownloadScheduleTests {
     }
 
     static func rates(_ text: String) throws -> DownloadSchedule<Int64?> {
-        try DownloadSchedule<Int64?>(parsing: text, option: "--limit-rate-schedule", fallback: nil) { value in
-            value == "0" ? .some(nil) : Int64(value.dropLast()).map { $0 * 1024 * 1024 }
+        try DownloadSchedule<Int64?>(parsing: text, option: "--limit-rate-schedule", fallback: nil) {
+            value -> Int64?? in
+            if value == "0" { return .some(nil) }
+            guard value.hasSuffix("M"), let megabytes = Int64(value.dropLast()) else { return nil }
+            return .some(megabytes * 1024 * 1024)
         }
     }
 
