@@ -59,13 +59,13 @@ struct MonitoringTests {
             _ = try await client.waitForStatus(gid, "complete")
             _ = try await client.rpc("no.such.method")
             let text = try await Self.get(client, "/metrics", bearer: Self.token).body
-            #expect(text.contains("haul_downloads{state=\"completed\"} 1"), "\(text)")
-            #expect(text.contains("haul_downloads{state=\"running\"} 0"))
+            #expect(text.contains("haul_downloads{state=\"completed\"} 1.0"), "\(text)")
+            #expect(text.contains("haul_downloads{state=\"running\"} 0.0"))
             #expect(text.contains("haul_received_bytes_total 123457"))
             #expect(text.contains("haul_host_received_bytes_total{host=\"127.0.0.1\"} 123457"))
             #expect(text.contains("haul_rpc_duration_seconds_count{method=\"aria2.addUri\"} 1"))
             #expect(text.contains("haul_rpc_duration_seconds_count{method=\"other\"} 1"), "unknown names are bounded")
-            #expect(text.contains("haul_store_up 1"))
+            #expect(text.contains("haul_store_up 1.0"))
             #expect(text.contains("haul_store_duration_seconds_count{operation=\"probe\"} 1"))
         }
     }
@@ -79,6 +79,28 @@ struct MonitoringTests {
             let ready = try await Self.get(client, "/readyz")
             #expect(ready.status == 200 && ready.body == "ready\n")
         }
+    }
+
+    @Test("the dashboard's header says what the schedules do")
+    func scheduleNote() async throws {
+        let plain = try await DaemonHarness.make()
+        var runner = ScheduleRunner(
+            rates: DownloadSchedule(rules: [], fallback: 2 << 20),
+            pauses: DownloadSchedule(rules: [], fallback: false))
+        runner.calendar = Calendar(identifier: .gregorian)
+        let service = Aria2Service(
+            manager: plain.manager, downloadDirectory: plain.downloads, requestShutdown: {}, schedule: runner)
+        #expect(await service.scheduleNote() == nil, "nothing applied yet")
+        await runner.apply(at: Date(), to: plain.manager)
+        #expect(await service.scheduleNote() == "limit 2.0 MiB/s by schedule")
+        #expect(await plain.manager.globalSpeedLimit == 2 << 20)
+        let held = ScheduleRunner(pauses: DownloadSchedule(rules: [], fallback: true))
+        let holding = Aria2Service(
+            manager: plain.manager, downloadDirectory: plain.downloads, requestShutdown: {}, schedule: held)
+        await held.apply(at: Date(), to: plain.manager)
+        #expect(await holding.scheduleNote() == "paused by schedule")
+        #expect(await plain.manager.isHoldingDownloads)
+        await plain.stop()
     }
 
     @Test("the host label set is bounded: the first hosts get their own label, the others count as other")

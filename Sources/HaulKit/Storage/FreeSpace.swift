@@ -62,11 +62,11 @@ public struct FreeSpacePolicy: Sendable {
     /// or nil when there is room (or the file system cannot be read: a real write then says whether there is).
     public func shortage(at path: String, remaining: Int64) -> FreeSpaceShortage? {
         guard let reading = probe(path) else { return nil }
-        let floor = floor(of: reading)
-        let needed = floor + max(0, remaining)
+        let minimum = floor(of: reading)
+        let needed = minimum + max(0, remaining)
         guard reading.availableBytes < needed else { return nil }
         return FreeSpaceShortage(
-            path: path, neededBytes: needed, availableBytes: reading.availableBytes, floorBytes: floor)
+            path: path, neededBytes: needed, availableBytes: reading.availableBytes, floorBytes: minimum)
     }
 }
 

@@ -141,15 +141,15 @@ extension DownloadSchedule {
         self.init(rules: rules, fallback: fallback)
     }
 
-    static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
-
     /// `Mon`, `Mon-Fri`, `Fri-Mon` or `*` as weekday numbers (1 is Sunday).
     static func days(_ word: Substring) -> Set<Int>? {
         if word == "*" { return Set(1...7) }
         func day(_ name: Substring) -> Int? {
             let lower = name.lowercased()
             guard lower.count >= 3 else { return nil }
-            return dayNames.firstIndex { lower.hasPrefix($0) && $0.hasPrefix(String(lower.prefix(3))) }.map { $0 + 1 }
+            return ["sun", "mon", "tue", "wed", "thu", "fri", "sat"].firstIndex {
+                lower.hasPrefix($0) && $0.hasPrefix(String(lower.prefix(3)))
+            }.map { $0 + 1 }
         }
         let ends = word.split(separator: "-", omittingEmptySubsequences: false)
         guard ends.count <= 2, let first = day(ends[0]) else { return nil }
