@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HaulTestSupport
+import HummingbirdTesting
 import NIOCore
 import Testing
 

@@ -29,11 +29,17 @@ struct FreeSpaceTests {
         }
     }
 
+    /// The waits a manager reported, in order.
+    final class Seen: Sendable {
+        let list = Mutex<[FreeSpaceShortage?]>([])
+        var all: [FreeSpaceShortage?] { list.withLock { $0 } }
+    }
+
     /// Collects the waits the manager reports.
-    static func watch(_ manager: DownloadManager) async -> (Mutex<[FreeSpaceShortage?]>, EventObservation) {
-        let seen = Mutex<[FreeSpaceShortage?]>([])
+    static func watch(_ manager: DownloadManager) async -> (Seen, EventObservation) {
+        let seen = Seen()
         let observation = await manager.observeEvents { event in
-            if case .waitingForSpace(let shortage) = event.change { seen.withLock { $0.append(shortage) } }
+            if case .waitingForSpace(let shortage) = event.change { seen.list.withLock { $0.append(shortage) } }
         }
         return (seen, observation)
     }
@@ -59,7 +65,7 @@ struct FreeSpaceTests {
         #expect(done.state == .completed)
         #expect(done.lastError == nil)
         expectContent(try #require(done.file), size: 300_001)
-        let waits = seen.withLock { $0 }
+        let waits = seen.all
         #expect(waits.first??.neededBytes == Self.floor)
         #expect(waits.last == .some(nil), "it said when there was room again")
         observation.cancel()
@@ -80,7 +86,7 @@ struct FreeSpaceTests {
         let received = try #require(await harness.manager.snapshot(id)).receivedBytes
         try await Task.sleep(for: .milliseconds(300))
         #expect(try #require(await harness.manager.snapshot(id)).receivedBytes <= received + 64 * 1024)
-        let shortage = try #require(seen.withLock { $0.compactMap { $0 }.last })
+        let shortage = try #require(seen.all.compactMap { $0 }.last)
         #expect(shortage.floorBytes == Self.floor)
         #expect(shortage.neededBytes > Self.floor, "what is left to write counts once the size is known")
         #expect(shortage.neededBytes <= Self.floor + Int64(size))
