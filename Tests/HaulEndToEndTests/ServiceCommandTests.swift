@@ -172,6 +172,14 @@ extension EndToEnd {
                 "haul", ["run", "--state-dir", directory.file("state").path, "--pause-schedule", "Mon 25:00-26:00"])
             #expect(window.status == 64, "\(window.error)")
             #expect(window.error.contains("HH:MM-HH:MM"), "\(window.error)")
+            // The same options from the config file.
+            let config = directory.file("config")
+            try Data("min-free-space = 0\nlimit-rate-schedule = \"Sat-Sun=1M, *=fast\"\n".utf8).write(to: config)
+            let configured = try await ChildProcess.run(
+                "haul", ["serve", "--port", "0", "--secret", "x", "--state-dir", directory.file("state").path],
+                environment: ["HAUL_CONFIG": config.path])
+            #expect(configured.status == 64, "\(configured.error)")
+            #expect(configured.error.contains("'fast'"), "\(configured.error)")
         }
     }
 }
