@@ -34,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         // RFC 8941 structured fields: the digest headers servers send (Repr-Digest, Content-Digest).
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
+        // The daemon's `GET /metrics`: swift-metrics' API with a Prometheus registry behind it.
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // The engine: transport, storage, engine, scheduling. No CLI, server or PostgreSQL dependency (a test checks).
@@ -78,6 +81,8 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),

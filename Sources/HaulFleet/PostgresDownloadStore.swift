@@ -39,6 +39,8 @@ final class PostgresDownloadStore: DownloadStore {
     /// write (the manager starts the next download while the finishing group records the last ones).
     let leases: Lane
     private let listener: PostgresConnection
+    /// How to connect: kept to connect again when the server came back (``probe()``).
+    let connectionSettings: PostgresConnection.Configuration
     let logger: Logger
     /// Bumped by every notification: another worker (or this one) changed a record.
     let changes = Atomic<Int>(0)
@@ -63,6 +65,7 @@ final class PostgresDownloadStore: DownloadStore {
         self.logger = logger
         writer = PostgresBatchedWrite(table: Self.table, owner: owner)
         let configuration = try Self.configuration(url)
+        connectionSettings = configuration
         let location = location
         func connect(_ id: Int) throws(DownloadError) -> PostgresConnection {
             do {
@@ -170,11 +173,22 @@ final class PostgresDownloadStore: DownloadStore {
 
     /// One connection and its turn: a transaction's statements must not interleave with another's.
     final class Lane: Sendable {
-        let connection: PostgresConnection
+        private let current: Mutex<PostgresConnection>
         /// Held for each call; during it, whether its failure was a conflict with another transaction.
         let calls = Mutex(false)
 
-        init(_ connection: PostgresConnection) { self.connection = connection }
+        init(_ connection: PostgresConnection) { current = Mutex(connection) }
+
+        var connection: PostgresConnection { current.withLock { $0 } }
+
+        /// Puts `connection` in place of a closed one (``PostgresDownloadStore/probe()``).
+        func replace(with connection: PostgresConnection) {
+            let old = current.withLock { current in
+                defer { current = connection }
+                return current
+            }
+            old.close().whenComplete { _ in _ = old }
+        }
     }
 
     /// Runs `sql` with `binds` ($1, $2, …) on `lane` (default: the data connection) and returns its rows and how many

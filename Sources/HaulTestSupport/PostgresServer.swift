@@ -18,6 +18,8 @@ public final class PostgresServer: @unchecked Sendable {
     private let directory: URL
     private let bin: URL
     private let asRoot: Bool
+    /// The server's options (port, socket directory, settings), to start it again after ``stopServer()``.
+    private var options = ""
     private let databases = Atomic<Int>(0)
 
     /// The directory of `initdb` and `postgres`, if PostgreSQL is installed (`.ci/run` installs it).
@@ -66,6 +68,7 @@ public final class PostgresServer: @unchecked Sendable {
                     ["-D", data, "-o", options, "-l", directory.appendingPathComponent("log").path, "-w", "start"],
                     asPostgres: asRoot)
                 self.port = port
+                self.options = options
                 return
             } catch {
                 lastError = error
@@ -131,6 +134,28 @@ public final class PostgresServer: @unchecked Sendable {
                 reason: "\((executable as NSString).lastPathComponent) failed: \(complaint)\(printed)")
         }
         return printed.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the server (a fast shutdown: clients are disconnected) and keeps its files: ``startServer()`` starts it
+    /// again on the same port (a test of what clients do while PostgreSQL is down).
+    public func stopServer() async throws {
+        _ = try await blocking { [self] in
+            try Self.run(
+                bin.appendingPathComponent("pg_ctl").path,
+                ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"], asPostgres: asRoot)
+        }
+    }
+
+    /// Starts the server stopped with ``stopServer()`` again, on the same port; returns once it accepts connections.
+    public func startServer() async throws {
+        _ = try await blocking { [self] in
+            try Self.run(
+                bin.appendingPathComponent("pg_ctl").path,
+                [
+                    "-D", directory.appendingPathComponent("data").path, "-o", options, "-l",
+                    directory.appendingPathComponent("log").path, "-w", "start",
+                ], asPostgres: asRoot)
+        }
     }
 
     /// Stops the server (an immediate shutdown) and removes its files.

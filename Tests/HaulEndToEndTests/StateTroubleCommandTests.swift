@@ -116,7 +116,9 @@ extension EndToEnd {
                 return
             }
             let arguments = [
-                "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", mount.path, url.absoluteString,
+                "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", mount.path,
+                // No floor: the first write that finds no room makes it wait, a second at most (docs/service.md).
+                "--min-free-space", "0", "--space-wait", "1", "--space-check-interval", "0.2", url.absoluteString,
             ]
             let full = try await ChildProcess.run("haul", arguments)
             #expect(full.status == 4, "\(full.error)")

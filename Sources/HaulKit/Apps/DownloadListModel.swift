@@ -160,6 +160,9 @@ public final class DownloadListModel {
             Self.apply(status, to: &snapshot)
         case .verified(let verification, _):
             snapshot.verification = verification
+        case .waitingForSpace(let shortage):
+            // The reason it shows while it waits (``DownloadSnapshot/isWaitingForSpace``), gone once there is room.
+            snapshot.lastError = shortage.map { DownloadError.waitingForSpace($0) }
         case .added, .mirrorDropped, .fileChanged:
             return
         }

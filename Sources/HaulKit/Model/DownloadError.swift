@@ -333,6 +333,15 @@ extension DownloadError {
             suggestion: "free some space, then resume: what was downloaded is kept", isTransient: false)
     }
 
+    /// The download waits for room on its file system (``FreeSpacePolicy``): not a failure, the reason it shows
+    /// while it waits (``DownloadSnapshot/isWaitingForSpace``), with the ``Code/diskFull`` code. Not transient: no
+    /// retry budget is spent on it; the download waits for space instead, and goes on by itself once there is room.
+    public static func waitingForSpace(_ shortage: FreeSpaceShortage) -> DownloadError {
+        .init(
+            code: .diskFull, summary: shortage.description,
+            suggestion: "free some space on that file system: the download goes on by itself", isTransient: false)
+    }
+
     public static func destinationNotWritable(path: String, reason: String) -> DownloadError {
         .init(
             code: .destinationNotWritable, summary: "cannot write \(path): \(reason)",

@@ -21,6 +21,9 @@ public struct DownloadEvent: Sendable {
         /// The completed file changed on disk since Haul put it there (`how`: "is gone", "is 1048576 bytes now,
         /// 10485760 when it was downloaded"), and what is done about it.
         case fileChanged(how: String, action: FileChangeAction)
+        /// The download waits for room on its file system (`shortage`), or, with nil, goes on: there is room again
+        /// (``FreeSpacePolicy``). It stays running meanwhile, without a slot.
+        case waitingForSpace(FreeSpaceShortage?)
         /// The complete file was verified (or why it was not), just before it completes; `sources`: the bytes each
         /// source served.
         case verified(DownloadVerification, sources: [DownloadSourceBytes])

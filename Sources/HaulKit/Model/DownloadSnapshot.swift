@@ -41,6 +41,9 @@ public struct DownloadSnapshot: Sendable, Identifiable, Hashable {
     public var totalBytes: Int64? { progress.expectedBytes }
     /// 0…1, or nil while the size is unknown.
     public var fraction: Double? { state == .completed ? 1 : progress.fraction }
+    /// Whether it waits for room on its file system (``FreeSpacePolicy``): running, but holding no slot and
+    /// fetching nothing until there is; ``lastError`` says how much it needs ("waiting for space: …").
+    public var isWaitingForSpace: Bool { state == .running && lastError?.code == .diskFull }
     /// True once the file is complete at its destination.
     public var isCompleted: Bool { state == .completed }
 }

@@ -57,6 +57,8 @@ struct DownloadLifecycle: Sendable {
         case shutdown
         /// The store says another worker holds the download now (a shared queue's lease ran out).
         case claimLost
+        /// Downloads are held (a pause schedule, ``hold()``): back to the queue until they are released.
+        case hold
     }
 
     /// How a job ended.
@@ -124,10 +126,15 @@ struct DownloadLifecycle: Sendable {
     /// here), and their sum.
     private var finishingHeld: [DownloadID: Int64] = [:]
     private(set) var finishingHeldBytes: Int64 = 0
+    /// Jobs here that wait for room on their file system: their slot goes to the next queued download (maybe for
+    /// another file system) until they have room again (``spaceRanOut(_:)``, which writes it with the slot counts).
+    var waitingForSpace: Set<DownloadID> = []
     /// Jobs among them that need a connection again (their finishing failed and they try again), first come first
     /// served, before any queued download starts.
     private var reclaiming: [DownloadID] = []
     private(set) var isShutDown = false
+    /// While true nothing starts (``hold()``, a pause schedule).
+    var isHeld = false
 
     init(rules: Rules) { self.rules = rules }
 
@@ -146,16 +153,15 @@ struct DownloadLifecycle: Sendable {
     }
 
     /// Slots taken: jobs here, less those finishing without one.
-    var slotsInUse: Int { runningHere - finishingHere.count }
+    var slotsInUse: Int { runningHere - finishingHere.count - waitingForSpace.count }
 
     /// How many jobs with an open part file may finish it without a slot: four per slot, at most 64 (each keeps its
     /// file open).
     var finishingFileLimit: Int { min(4 * rules.maxConcurrentDownloads, 64) }
 
     /// How many jobs with a small body held in memory may finish it without a slot: sixteen per slot, at most 256,
-    /// together holding at most ``finishingHeldByteLimit``. While a group of them is flushed the next grows, and the
-    /// fetching goes on: at four per slot the fetching waited for the flushes (`bench/RESULTS.md`: 34% more files per
-    /// second for 3,000 of 4 KiB, a quarter less time for 2,000 of 64 KiB, 8% for 10,000 of 4 KiB).
+    /// together holding at most ``finishingHeldByteLimit`` (at four per slot the fetching waited for the flushes:
+    /// `bench/RESULTS.md`).
     var finishingHeldLimit: Int { min(16 * rules.maxConcurrentDownloads, 256) }
 
     /// The bytes that jobs finishing without a slot may hold in memory together: 16 MiB, as many as 64 of the largest
@@ -164,14 +170,6 @@ struct DownloadLifecycle: Sendable {
 
     /// How many queued downloads wait for a connection to their host.
     var heldBackCount: Int { heldBack.count }
-
-    /// Downloads another owner runs that this manager takes over when their claim is released.
-    var watchedElsewhere: [DownloadID] {
-        entries.compactMap { id, entry in
-            guard case .runningElsewhere = entry.phase, wouldRun(id) else { return nil }
-            return id
-        }.sorted()
-    }
 
     // MARK: - Events
 
@@ -307,12 +305,12 @@ struct DownloadLifecycle: Sendable {
     /// Starts queued downloads while slots are free: higher priority first, then first added. Those for which
     /// `holdingBack` is true (their host is busy) are held back instead, until ``releaseHeldBack(count:)``.
     mutating func schedule(holdingBack: ((DownloadID) -> Bool)? = nil) -> [Action] {
-        guard !isShutDown, rules.runsDownloads else { return [] }
+        guard !isShutDown, !isHeld, rules.runsDownloads else { return [] }
         var starts: [Action] = []
         // A job that needs its slot back comes before any queued download.
         while slotsInUse < rules.maxConcurrentDownloads, !reclaiming.isEmpty {
             let id = reclaiming.removeFirst()
-            _ = endFinishing(id)
+            _ = endSlotless(id)
             starts.append(.grantSlot(id))
         }
         while slotsInUse < rules.maxConcurrentDownloads, let id = queue.popFirst() {
@@ -387,20 +385,24 @@ struct DownloadLifecycle: Sendable {
         return true
     }
 
-    /// The job no longer finishes without a slot. Returns whether it did.
-    private mutating func endFinishing(_ id: DownloadID) -> Bool {
+    /// The job no longer finishes, or waits for space, without a slot. Returns whether it did.
+    private mutating func endSlotless(_ id: DownloadID) -> Bool {
+        if waitingForSpace.remove(id) != nil { return true }
         guard finishingHere.remove(id) != nil else { return false }
         if let bytes = finishingHeld.removeValue(forKey: id) { finishingHeldBytes -= bytes }
         return true
     }
 
-    /// A job needs a connection again (its finishing failed and it tries again). Returns true when it has a slot:
-    /// it kept its own, it is being stopped (it will not connect), or one is free now. Otherwise it waits for a
-    /// `grantSlot` from ``schedule(holdingBack:)``, which serves it before any queued download.
+    /// A job needs a connection again (its finishing failed and it tries again, or it has room again after waiting
+    /// for space). Returns true when it has a slot: it kept its own, it is being stopped (it will not connect), or
+    /// one is free now. Otherwise it waits for a `grantSlot` from ``schedule(holdingBack:)``, which serves it before
+    /// any queued download.
     mutating func slotNeeded(_ id: DownloadID) -> Bool {
-        guard case .runningHere(stopping: nil) = entries[id]?.phase, finishingHere.contains(id) else { return true }
+        guard case .runningHere(stopping: nil) = entries[id]?.phase,
+            finishingHere.contains(id) || waitingForSpace.contains(id)
+        else { return true }
         if slotsInUse < rules.maxConcurrentDownloads {
-            _ = endFinishing(id)
+            _ = endSlotless(id)
             return true
         }
         if !reclaiming.contains(id) { reclaiming.append(id) }
@@ -432,6 +434,9 @@ struct DownloadLifecycle: Sendable {
             // A foreground command's own download, left unfinished: nothing continues it unless asked.
             set(id, .interrupted)
             return [.record([id], .interrupted)]
+        case (.stopped, .hold):
+            set(id, .queued)
+            return [.record([id], .queued)]
         case (.stopped, .shutdown):
             // Left recorded as running: the next owner continues it.
             set(id, .runningElsewhere(recorded: .running))
@@ -569,7 +574,7 @@ struct DownloadLifecycle: Sendable {
 
     // MARK: - The one place phases change
 
-    private mutating func set(_ id: DownloadID, _ phase: Phase) {
+    mutating func set(_ id: DownloadID, _ phase: Phase) {
         guard var entry = entries[id] else { return }
         if case .runningHere = entry.phase { runningHere -= 1 }
         if case .runningHere = phase { runningHere += 1 } else { leftRunning(id) }
@@ -583,9 +588,9 @@ struct DownloadLifecycle: Sendable {
         }
     }
 
-    /// A job that ends held no slot if it was finishing.
+    /// A job that ends held no slot if it was finishing or waiting for space.
     private mutating func leftRunning(_ id: DownloadID) {
-        guard endFinishing(id) else { return }
+        guard endSlotless(id) else { return }
         reclaiming.removeAll { $0 == id }
     }
 }

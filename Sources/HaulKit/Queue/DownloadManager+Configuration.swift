@@ -34,6 +34,9 @@ extension DownloadManager {
         /// Caps in bytes per second on all downloads from one host together, by host name as written in the URLs
         /// (any case; the port does not matter). Connections per host are capped by ``maxConnectionsPerHost``.
         public var hostSpeedLimits: [String: Int64] = [:]
+        /// How much room downloads leave on their file systems, and how they wait for it (`--min-free-space`):
+        /// a download that would go below the floor, or that finds no room to write, waits until there is.
+        public var freeSpace = FreeSpacePolicy()
         /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
         /// reads them as curl does.
         public var proxy: ProxySettings?
@@ -121,7 +124,7 @@ extension DownloadManager {
                 downloadDirectory: downloadDirectory.standardizedFileURL, clock: clock, tickClock: tickClock,
                 logger: logger, maxConnectionsPerHost: maxConnectionsPerHost,
                 minimumSegmentSize: max(128 * 1024, minimumSegmentSize), lowestSpeed: lowestSpeed,
-                lowSpeedWindow: lowSpeedWindow, faults: faults)
+                lowSpeedWindow: lowSpeedWindow, freeSpace: freeSpace, faults: faults)
         }
     }
 }

@@ -76,6 +76,7 @@ public actor DownloadManager {
         urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
         finishingStarts: { [weak self] id, heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
         slotNeeded: { [weak self] id in await self?.jobNeedsSlot(id) },
+        spaceWait: { [weak self] id, shortage in await self?.jobWaitsForSpace(id, shortage) },
         reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
             guard let self else { throw .internalError("the manager is gone") }
             return try await self.reserveDestination(

@@ -106,6 +106,8 @@ struct SegmentedTransfer: Sendable {
                 board.release(segment.id)
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
                 if error is Restart || error is Retrier.GaveUp { throw error }
+                // No room on the disk is no source's fault: the job waits for space (no mirror is dropped for it).
+                if let full = error as? DownloadError, full.code == .diskFull { throw full }
                 var error = error
                 if let failed = error as? ConfirmationFailed {
                     if failed.error is Restart || failed.error is Retrier.GaveUp { throw failed.error }

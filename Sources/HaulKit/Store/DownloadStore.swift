@@ -72,6 +72,10 @@ package protocol DownloadStore: AnyObject, Sendable {
     func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError)
     /// Deletes records in one transaction.
     func delete(_ ids: [DownloadID]) throws(DownloadError)
+    /// Checks that the store is reachable and takes writes now (a daemon's `/readyz`): opens a write transaction and
+    /// rolls it back, changing nothing. A networked store connects again first if its connection was lost. Throws
+    /// why not.
+    func probe() throws(DownloadError)
 
     // MARK: Claiming
 

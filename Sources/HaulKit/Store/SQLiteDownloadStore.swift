@@ -156,6 +156,19 @@ final class SQLiteDownloadStore: DownloadStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0 }
     }
 
+    /// Takes the database's write lock (`BEGIN IMMEDIATE`) and lets it go: fails when the file cannot be written
+    /// (read-only, gone, locked beyond the busy timeout).
+    func probe() throws(DownloadError) {
+        do {
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "ROLLBACK")
+            }
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
     func changeToken() throws(DownloadError) -> Int {
         do {
             // Asked before every start: prepared once.

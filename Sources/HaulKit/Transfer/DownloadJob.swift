@@ -185,11 +185,19 @@ struct DownloadJob {
                     machine.cancelled()
                     continue
                 }
+                if let shortage = spaceShortage() {
+                    machine.spaceRanOut(.waitingForSpace(shortage))
+                    continue
+                }
                 do {
                     machine.attemptEnded(try await attempt(verifyingOverlap: verifyingOverlap), missing: missingBytes)
                 } catch is KeptExistingFile {
                     return .completed(record)
                 } catch let verdict as Retrier.GaveUp {
+                    if verdict.error.code == .diskFull {
+                        machine.spaceRanOut(verdict.error)
+                        continue
+                    }
                     // A connection of this download spent the shared budget (unless another source takes over).
                     if await takeOver(after: verdict) { continue }
                     machine.gaveUp(verdict.error)
@@ -211,6 +219,12 @@ struct DownloadJob {
                     machine.gaveUp(verdict.error)
                 } catch {
                     machine.cancelled()
+                }
+            case .waitForSpace(let reason):
+                switch await waitForSpace(after: reason) {
+                case .room: machine.spaceFound()
+                case .cancelled: machine.cancelled()
+                case .gaveUp(let error): machine.gaveUp(error)
                 }
             case .finish:
                 do {

@@ -25,6 +25,8 @@ struct EngineSettings: Sendable {
     /// A response slower than this (bytes per second) over ``lowSpeedWindow`` is dropped and resumed; nil for never.
     var lowestSpeed: Int64?
     var lowSpeedWindow: Duration
+    /// How much room downloads leave on their file systems, and how they wait for it.
+    var freeSpace: FreeSpacePolicy
     /// Failures injected by tests at points no real fault reaches deterministically.
     var faults: FaultInjection
 }

@@ -25,6 +25,10 @@ final class JobEnvironment: Sendable {
     let finishingStarts: @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void
     /// Returns once download `id` has a slot again, before it connects after its finishing failed.
     let slotNeeded: @Sendable (_ id: DownloadID) async -> Void
+    /// Download `id` waits for room on its file system (`shortage`), or has room again (nil): the manager gives its
+    /// slot to the next download and shows the reason (``DownloadLifecycle/spaceRanOut(_:)``). After nil, the job
+    /// asks for a slot with ``slotNeeded`` before it connects.
+    let spaceWait: @Sendable (_ id: DownloadID, _ shortage: FreeSpaceShortage?) async -> Void
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free. `journal`: the download may
     /// keep a segment journal beside its part file (see ``DestinationReservations``).
@@ -51,6 +55,7 @@ final class JobEnvironment: Sendable {
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
         finishingStarts: @escaping @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void,
         slotNeeded: @escaping @Sendable (_ id: DownloadID) async -> Void,
+        spaceWait: @escaping @Sendable (_ id: DownloadID, _ shortage: FreeSpaceShortage?) async -> Void,
         reserveDestination:
             @escaping @Sendable (
                 _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool
@@ -68,6 +73,7 @@ final class JobEnvironment: Sendable {
         self.recorder = recorder
         self.finishingStarts = finishingStarts
         self.slotNeeded = slotNeeded
+        self.spaceWait = spaceWait
         self.reserveDestination = reserveDestination
     }
 }

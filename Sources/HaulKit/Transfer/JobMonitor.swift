@@ -26,6 +26,7 @@ struct JobMonitor: Sendable {
         var lastProgress: DownloadProgress?
         var committed: (generation: Int64, bytes: Int64)?
         var lastTransferred: Int64 = 0
+        var lastSpaceCheck = Duration.zero
         while !Task.isCancelled {
             let now = stopwatch.elapsed
             let (transferred, source) = state.update { ($0.transferred, $0.source) }
@@ -56,6 +57,13 @@ struct JobMonitor: Sendable {
                     committed = (values.generation, values.received)
                 }
                 lastCheckpoint = now
+            }
+            if now - lastSpaceCheck >= settings.freeSpace.checkInterval, let path = state.current.file?.path {
+                // Below the floor while running (something else filled the file system): the next write stops the
+                // attempt, and the job waits for space.
+                lastSpaceCheck = now
+                let shortage = settings.freeSpace.shortage(at: path, remaining: 0)
+                state.update { $0.spaceShortage = shortage.map { DownloadError.waitingForSpace($0) } }
             }
             try? await clock.sleep(for: settings.progressInterval)
         }

@@ -5,7 +5,8 @@
 ///    │                                                  └──rejected (checksum failed with mirrors' bytes)──▶ wait
 ///    │ ├───wrote bytes, the body ended early───────▶ attempt
 ///    │ ├───brought nothing, failed, restart from 0──▶ wait ──▶ attempt
-///    │ └───budget spent, or a final error──────────▶ failed
+///    │ ├───budget spent, or a final error──────────▶ failed
+///    │ └───no room (below the floor, ENOSPC)───────▶ waitForSpace ──room again──▶ attempt
 ///    └─────cancelled (pause, remove, shutdown)─────▶ stopped
 /// ```
 ///
@@ -29,6 +30,9 @@ struct TransferMachine: Sendable {
         case attempt(verifyingOverlap: Bool)
         /// Wait through the retry budget before the next attempt (or give up).
         case wait(Retrier.Setback)
+        /// Wait, without a slot, until the file system has room (``FreeSpacePolicy``): `reason` is the error that
+        /// said there was none (a write's `ENOSPC`, or the floor).
+        case waitForSpace(DownloadError)
         /// Verify, sync and move the complete file into place.
         case finish
         case failed(DownloadError)
@@ -37,7 +41,7 @@ struct TransferMachine: Sendable {
         var isFinal: Bool {
             switch self {
             case .failed, .stopped: true
-            case .attempt, .wait, .finish: false
+            case .attempt, .wait, .waitForSpace, .finish: false
             }
         }
     }
@@ -72,10 +76,27 @@ struct TransferMachine: Sendable {
         step = .wait(.restart(reason, detail: detail))
     }
 
-    /// An attempt, or finishing, threw `error`; `cancelled` when the task was cancelled.
+    /// An attempt, or finishing, threw `error`; `cancelled` when the task was cancelled. A file system with no room
+    /// (``DownloadError/Code/diskFull``) is waited out, not retried.
     mutating func failed(_ error: any Error, cancelled: Bool) {
         guard !step.isFinal, !isWaiting else { return }
+        if !cancelled, let failure = error as? DownloadError, failure.code == .diskFull {
+            step = .waitForSpace(failure)
+            return
+        }
         step = cancelled ? .stopped : .wait(.failure(error))
+    }
+
+    /// Before an attempt (or when a retry budget gave up on it) the file system had no room: wait for it.
+    mutating func spaceRanOut(_ reason: DownloadError) {
+        guard !step.isFinal else { return }
+        step = .waitForSpace(reason)
+    }
+
+    /// The file system has room again: attempt again.
+    mutating func spaceFound() {
+        guard case .waitForSpace = step else { return }
+        step = .attempt(verifyingOverlap: false)
     }
 
     /// The wait is over: attempt again.

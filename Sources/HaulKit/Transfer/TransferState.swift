@@ -31,6 +31,9 @@ final class TransferState: Sendable {
         var file: PartFile?
         /// A write-back failure (a checkpoint's sync failed): the download must not complete.
         var failure: DownloadError?
+        /// Set by the monitor when the file system went below the free-space floor: the next write stops the
+        /// attempt with it, and the job waits for space (cleared when there is room again).
+        var spaceShortage: DownloadError?
     }
 
     private let values: Mutex<Values>
@@ -48,7 +51,7 @@ final class TransferState: Sendable {
             $0.written = end
             $0.received = end
             $0.transferred += Int64(count)
-            return $0.failure
+            return $0.failure ?? $0.spaceShortage
         }
     }
 
@@ -57,7 +60,7 @@ final class TransferState: Sendable {
         values.withLock {
             $0.received += Int64(count)
             $0.transferred += Int64(count)
-            return $0.failure
+            return $0.failure ?? $0.spaceShortage
         }
     }
 

@@ -78,6 +78,7 @@ extension Aria2Service {
             "speedLimit": .string(Aria2Options.speedText(await manager.globalSpeedLimit)),
         ]
         if let free = Self.freeBytes(jail.root.path) { answer["freeBytes"] = .string(String(free)) }
+        if let note = scheduleNote() { answer["schedule"] = .string(note) }
         return .object(answer)
     }
 
@@ -180,6 +181,8 @@ extension Aria2Service {
         if status == "removed" { return "removed; its partial data was deleted" }
         switch snapshot.state {
         case .running:
+            // "waiting for space: …": its file system has no room; it goes on by itself.
+            if snapshot.isWaitingForSpace { return snapshot.lastError?.summary ?? "waiting for space" }
             if let error = snapshot.lastError { return "retrying: \(error.summary)" }
             if snapshot.progress.activeConnections == 0, snapshot.progress.bytesPerSecond == 0 { return "connecting" }
             if let limit = snapshot.options.speedLimit { return "limited to \(binary(limit))/s" }
@@ -202,5 +205,26 @@ extension Aria2Service {
         var stats = statvfs()
         guard statvfs(path, &stats) == 0 else { return nil }
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
+    }
+}
+
+extension Aria2Service {
+    /// What the schedules do now, for the dashboard's header: "paused by schedule until Mon 18:00", "limit 2 MiB/s
+    /// by schedule until 18:00"; nil without schedules.
+    func scheduleNote() -> String? {
+        guard let schedule, let status = schedule.status else { return nil }
+        let until = status.nextChange.map { date -> String in
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.timeZone = schedule.calendar.timeZone
+            format.dateFormat = Calendar.current.isDate(date, inSameDayAs: Date()) ? "HH:mm" : "EEE HH:mm"
+            return " until " + format.string(from: date)
+        }
+        if status.held { return "paused by schedule" + (until ?? "") }
+        if schedule.rates != nil {
+            let limit = status.limit.map { "limit \(Self.binary($0))/s" } ?? "no limit"
+            return "\(limit) by schedule" + (until ?? "")
+        }
+        return "downloads run by schedule" + (until ?? "")
     }
 }

@@ -39,6 +39,8 @@ public actor Aria2Service {
     var removed: [GID: RemovedResult] = [:]
     /// Each download's recent history and speeds, for the dashboard.
     let activity = ActivityLog()
+    /// The daemon's schedules, whose state the dashboard's header shows; nil without any.
+    let schedule: ScheduleRunner?
 
     struct RemovedResult {
         var snapshot: DownloadSnapshot
@@ -49,7 +51,11 @@ public actor Aria2Service {
         var retriedAs: GID?
     }
 
-    public init(manager: DownloadManager, downloadDirectory: URL, requestShutdown: @escaping @Sendable () -> Void) {
+    public init(
+        manager: DownloadManager, downloadDirectory: URL, requestShutdown: @escaping @Sendable () -> Void,
+        schedule: ScheduleRunner? = nil
+    ) {
+        self.schedule = schedule
         self.manager = manager
         jail = DownloadDirectoryJail(root: downloadDirectory)
         sessionID = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()

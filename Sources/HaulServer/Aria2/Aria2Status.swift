@@ -90,7 +90,12 @@ struct Aria2Status {
             put("errorCode", "31")
             put("errorMessage", "Removed")
         default:
-            break
+            // Haul's own keys (aria2 fails a download whose disk is full): an active download that waits for room
+            // on its file system, and why ("waiting for space: …").
+            if snapshot.isWaitingForSpace {
+                put("waitingFor", "space")
+                put("waitingReason", .string(snapshot.lastError?.summary ?? "waiting for space"))
+            }
         }
         return .object(fields)
     }

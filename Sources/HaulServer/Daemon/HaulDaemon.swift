@@ -26,6 +26,12 @@ public struct HaulDaemon: Sendable {
     /// Connections open now, against ``ConnectionLimits/connections``.
     let connections: ConnectionCounter
     let logger: Logger
+    /// Who may read `/metrics` (`Monitoring/`).
+    public let monitoring: Monitoring
+    /// What `/metrics` serves.
+    public let metrics = DaemonMetrics()
+    /// The speed-limit and pause schedules (`--limit-rate-schedule`, `--pause-schedule`).
+    public let schedule: ScheduleRunner
     private let shutdownTrigger = ShutdownTrigger()
 
     /// Refuses a configuration that would expose the daemon (a non-loopback host needs a secret the user chose) or
@@ -33,8 +39,14 @@ public struct HaulDaemon: Sendable {
     /// (``ConfinedDirectories``): no symbolic link below it is followed from now on.
     public init(
         configuration: Configuration, manager: DownloadManager, secretWasGiven: Bool = true,
+        monitoring: Monitoring = Monitoring(), schedule: ScheduleRunner = ScheduleRunner(),
         logger: Logger = Logger(label: "haul.serve")
     ) throws(DownloadError) {
+        self.schedule = schedule
+        if let token = monitoring.metricsToken, token.isEmpty {
+            throw .invalidRequest("the metrics token must not be empty")
+        }
+        self.monitoring = monitoring
         if !Configuration.isLoopback(configuration.host), !secretWasGiven {
             throw .invalidRequest(
                 "listening on \(configuration.host) reaches other machines: give --secret or --secret-file too")
@@ -54,7 +66,7 @@ public struct HaulDaemon: Sendable {
         let trigger = shutdownTrigger
         service = Aria2Service(
             manager: manager, downloadDirectory: manager.configuration.downloadDirectory,
-            requestShutdown: { trigger.fire() })
+            requestShutdown: { trigger.fire() }, schedule: schedule.isEmpty ? nil : schedule)
         hub = NotificationHub(logger: logger)
         policy = OriginPolicy(allowed: configuration.allowedOrigins)
         port = ListeningPort(configured: configuration.port)
@@ -128,14 +140,23 @@ public struct HaulDaemon: Sendable {
             Dashboard.response(DashboardScript.javascript, type: "text/javascript; charset=utf-8")
         }
         router.get("/dashboard.css") { _, _ in Dashboard.response(DashboardStyle.css, type: "text/css; charset=utf-8") }
+        let health = HealthEndpoints(daemon: self)
+        router.get("/metrics") { request, _ in await health.metrics(request) }
+        router.get("/healthz") { _, _ in health.alive() }
+        router.get("/readyz") { _, _ in await health.ready() }
         let port = port
+        var services: [any Service] = [
+            NotificationRelay(hub: hub, manager: manager, activity: service.activity),
+            MetricsRelay(metrics: metrics, manager: manager),
+        ]
+        if !schedule.isEmpty { services.append(ScheduleService(runner: schedule, manager: manager)) }
         return Application(
             router: router,
             server: serverBuilder(),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "Haul/\(HaulVersion.current)"),
-            services: [NotificationRelay(hub: hub, manager: manager, activity: service.activity)],
+            services: services,
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 port.listening(on: bound)
@@ -180,12 +201,16 @@ public struct HaulDaemon: Sendable {
     /// WebSocket session.
     func dispatcher(subscribe: (@Sendable ([JSONValue]) async -> Void)? = nil) -> RPCDispatcher {
         let service = service
+        let metrics = metrics
         return RPCDispatcher(secret: configuration.secret, limits: configuration.rpcLimits, failures: failures) {
             method, params throws(RPCError) in
             if method == "haul.subscribe", let subscribe {
                 await subscribe(params)
                 return "OK"
             }
+            let clock = ContinuousClock()
+            let start = clock.now
+            defer { metrics.recordCall(method, duration: start.duration(to: clock.now)) }
             return try await service.call(method, params)
         }
     }

@@ -60,6 +60,8 @@ final class ActivityLog: Sendable {
         case .retrying(let error, let attempt, let delay):
             let wait = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
             line = "attempt \(attempt) failed (\(error.summary)); trying again in \(String(format: "%.1f", wait)) s"
+        case .waitingForSpace(let shortage):
+            line = shortage.map(\.description) ?? "there is room again: going on"
         case .mirrorDropped(let url, let reason): line = "mirror \(url.absoluteString) dropped: \(reason)"
         case .fileChanged(let how, let action): line = "the completed file \(how): \(Self.describe(action))"
         case .verified(let verification, let sources):

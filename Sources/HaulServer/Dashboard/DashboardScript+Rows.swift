@@ -208,7 +208,8 @@ extension DashboardScript {
           if (c.removed) parts.push(c.removed + " removed");
           setText(ui.totals, parts.join(" · "));
           const limit = Number(answer.speedLimit);
-          setText(ui.speedNow, "Speed " + rate(answer.downloadSpeed) + (limit > 0 ? " (limit " + rate(limit) + ")" : ""));
+          setText(ui.speedNow, "Speed " + rate(answer.downloadSpeed) + (limit > 0 ? " (limit " + rate(limit) + ")" : "")
+            + (answer.schedule ? " · " + answer.schedule : ""));
           setText(ui.disk, answer.freeBytes !== undefined
             ? bytes(answer.freeBytes) + " free in " + answer.directory : "Free space in " + answer.directory + " unknown");
           const title = "Haul — " + (c.running || 0) + " running, " + rate(answer.downloadSpeed);

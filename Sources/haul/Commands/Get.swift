@@ -54,7 +54,7 @@ struct Get: AsyncParsableCommand {
         // Asked first: a password prompt comes before any output.
         let options = try request.downloadOptions()
         let additions = try request.additions(options)
-        var configuration = transfer.configuration(state: state, retryMaxTime: 90)
+        var configuration = transfer.configuration(state: state, retryMaxTime: 90, spaceWait: 600)
         // Only the URLs named here: other queued downloads wait for `haul run`. What it adds is its own: left
         // unfinished, it is interrupted, and nothing runs it until this command runs again or `haul resume`.
         configuration.resumesStoredDownloads = false

@@ -102,7 +102,10 @@ extension List {
             return "\(owner) ended first: run it again, or 'haul resume \(snapshot.id)'"
         case .completed:
             return snapshot.fileChange.map { "the file \($0) since it was downloaded: 'haul resume \(snapshot.id)'" }
-        case .queued, .running, .paused, .failed:
+        case .running:
+            // "waiting for space: … needed …, … free" (docs/service.md).
+            return snapshot.isWaitingForSpace ? snapshot.lastError?.summary : nil
+        case .queued, .paused, .failed:
             return nil
         }
     }
@@ -141,6 +144,8 @@ struct DownloadSummary: Encodable {
     var fileChange: String?
     /// What the completed file was verified against ("sha-256 from the server (Repr-Digest)").
     var verification: JSONRecord.Verification?
+    /// What a running download waits for: "space" while its file system has no room (the reason is in `error`).
+    var waitingFor: String?
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id.rawValue
@@ -164,5 +169,6 @@ struct DownloadSummary: Encodable {
         sha256 = snapshot.sha256
         fileChange = snapshot.fileChange
         verification = snapshot.verification.map(JSONRecord.Verification.init)
+        waitingFor = snapshot.isWaitingForSpace ? "space" : nil
     }
 }

@@ -24,15 +24,19 @@ struct Run: AsyncParsableCommand {
     var directory: String?
 
     @OptionGroup var transfer: TransferOptions
+    @OptionGroup(title: "Schedules") var schedules: ScheduleOptions
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        var configuration = transfer.configuration(state: state, retryMaxTime: 600)
+        var configuration = transfer.configuration(state: state, retryMaxTime: 600, spaceWait: 0)
         if let directory { configuration.downloadDirectory = URL(fileURLWithPath: directory) }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: true, resumeHint: "run 'haul run' again",
             onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
+        let runner = try schedules.runner()
+        let scheduling = Task { await runner.run(on: manager) }
+        defer { scheduling.cancel() }
         await session.show(await manager.ids(in: [.queued, .running]))
         while !session.wasInterrupted, await manager.count(in: [.queued, .running]) > 0 {
             try? await Task.sleep(for: .milliseconds(100))

@@ -76,6 +76,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Host options") var hosts: HostOptions
     @OptionGroup(title: "Fleet options") var worker: WorkerOptions
     @OptionGroup(title: "Output options") var log: LogOptions
+    @OptionGroup(title: "Free space") var space: SpaceOptions
+    @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
+    @OptionGroup(title: "Schedules") var schedules: ScheduleOptions
 
     @OptionGroup var state: StateOptions
 
@@ -118,6 +121,7 @@ struct Serve: AsyncParsableCommand {
         configuration.tls = trust.settings
         try login.apply(to: &configuration)
         try hosts.apply(to: &configuration)
+        space.apply(to: &configuration, defaultWait: 0)
         // A daemon's log: what went wrong and what it did, on standard error; -v and --debug add the requests.
         configuration.logger = log.logger(label: "haul", usual: .info)
         let manager: DownloadManager
@@ -137,7 +141,9 @@ struct Serve: AsyncParsableCommand {
         daemonConfiguration.enablesJSONP = enableJSONP
         let daemon = try HaulDaemon(
             configuration: daemonConfiguration, manager: manager, secretWasGiven: secret != nil || secretFile != nil,
+            monitoring: monitoring.settings, schedule: try schedules.runner(),
             logger: log.logger(label: "haul.serve", usual: .info))
+        daemon.metrics.bootstrapMetricsSystem()
         let host = host.contains(":") ? "[\(host)]" : host
         // The secret goes into the link only when asked: standard output often ends in a service's log.
         let secretHint =

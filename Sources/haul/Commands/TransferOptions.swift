@@ -17,6 +17,7 @@ struct TransferOptions: ParsableArguments {
     @OptionGroup(title: "Host options") var hosts: HostOptions
     @OptionGroup(title: "Fleet options") var worker: WorkerOptions
     @OptionGroup(title: "Output options") var output: OutputOptions
+    @OptionGroup(title: "Free space") var space: SpaceOptions
 
     /// `-q`/`--quiet`.
     var quiet: Bool { output.quiet }
@@ -50,10 +51,13 @@ struct TransferOptions: ParsableArguments {
 
     /// A configuration that runs downloads with these settings on `state`'s database; `retryMaxTime` is the
     /// command's default for `--retry-max-time`.
-    func configuration(state: StateOptions, retryMaxTime defaultRetryMaxTime: Double) -> DownloadManager.Configuration {
+    func configuration(
+        state: StateOptions, retryMaxTime defaultRetryMaxTime: Double, spaceWait: Double
+    ) -> DownloadManager.Configuration {
         var configuration = state.configuration(worker: worker)
         configuration.maxConcurrentDownloads = jobs
         pace.apply(to: &configuration, retryMaxTime: defaultRetryMaxTime)
+        space.apply(to: &configuration, defaultWait: spaceWait)
         // Checked in validate(): a bad proxy never gets this far.
         try? network.apply(to: &configuration)
         configuration.tls = trust.settings

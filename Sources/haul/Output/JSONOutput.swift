@@ -62,6 +62,9 @@ final class JSONOutput: SessionOutput {
             record.action = action.rawValue
         case .verified:
             return
+        case .waitingForSpace(let shortage):
+            record.type = shortage == nil ? "spaceAvailable" : "waitingForSpace"
+            record.reason = shortage?.description
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt

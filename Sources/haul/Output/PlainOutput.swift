@@ -30,6 +30,10 @@ final class PlainOutput: SessionOutput {
             return "haul: #\(entry.id) getting \(entry.url)\(resuming)"
         case .status(.paused):
             return "haul: #\(entry.id) paused by another haul command; 'haul resume \(entry.id)' continues it"
+        case .waitingForSpace(let shortage?):
+            return "haul: #\(entry.id) \(shortage); it goes on by itself once there is room"
+        case .waitingForSpace(nil):
+            return "haul: #\(entry.id) there is room again: going on"
         case .restarted(let reason):
             return "haul: #\(entry.id) starting over: \(reason.explanation)"
         case .mirrorDropped(let url, let reason):

@@ -18,7 +18,7 @@ final class TerminalOutput: SessionOutput {
         switch change {
         case .status(.failed(let error)):
             errors.append(error.description)
-        case .status(.completed), .restarted, .status(.paused):
+        case .status(.completed), .restarted, .status(.paused), .waitingForSpace:
             if let line = PlainOutput.line(for: entry, change) { messages.append(Self.stripPrefix(line)) }
         default:
             break
@@ -81,6 +81,8 @@ final class TerminalOutput: SessionOutput {
         var parts = ["\(counts[.running] ?? 0) running"]
         if let queued = counts[.queued], queued > 0 { parts.append("\(queued) queued") }
         if let paused = counts[.paused], paused > 0 { parts.append("\(paused) paused") }
+        let waiting = running.count { $0.waitingForSpace != nil }
+        if waiting > 0 { parts.append("\(waiting) waiting for space") }
         parts.append("\(counts[.completed] ?? 0) done")
         if let failed = counts[.failed], failed > 0 { parts.append("\(failed) failed") }
         // Failed downloads count for nothing; a size still unknown makes the total unknown.

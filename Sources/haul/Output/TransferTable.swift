@@ -23,6 +23,8 @@ struct TransferEntry: Sendable {
     var startedAt: ContinuousClock.Instant?
     var finishedAt: ContinuousClock.Instant?
     var error: DownloadError?
+    /// Why it waits for room on its file system, while it does.
+    var waitingForSpace: FreeSpaceShortage?
     /// It was complete before this session began.
     var wasAlreadyComplete = false
     /// What its complete file was verified against.
@@ -178,6 +180,9 @@ struct TransferTable: Sendable {
             entry.received = 0
             entry.resumedFrom = 0
         case .retrying:
+            entry.bytesPerSecond = 0
+        case .waitingForSpace(let shortage):
+            entry.waitingForSpace = shortage
             entry.bytesPerSecond = 0
         case .mirrorDropped:
             break

@@ -11,6 +11,7 @@ struct TransferMachineTests {
         case .attempt(let verifying): verifying ? "attempt, verifying" : "attempt"
         case .wait(.failure(let error)): "wait after \(DownloadError.mapping(error, stallTimeout: .seconds(1)).code)"
         case .wait(.restart(let reason, _)): "wait after restart: \(reason)"
+        case .waitForSpace(let reason): "wait for space after \(reason.code)"
         case .finish: "finish"
         case .failed(let error): "failed: \(error.code)"
         case .stopped: "stopped"
@@ -78,6 +79,31 @@ struct TransferMachineTests {
         failed.gaveUp(.diskFull(path: "/x"))
         failed.cancelled()
         #expect(Self.name(failed.step) == "failed: \(DownloadError.Code.diskFull)")
+    }
+
+    @Test("no room on the disk waits for space instead of failing or retrying; room again attempts")
+    func space() {
+        var writing = TransferMachine(resuming: false)
+        writing.failed(DownloadError.diskFull(path: "/x"), cancelled: false)
+        #expect(Self.name(writing.step) == "wait for space after \(DownloadError.Code.diskFull)")
+        writing.waited()
+        #expect(Self.name(writing.step) == "wait for space after \(DownloadError.Code.diskFull)", "not a retry wait")
+        writing.spaceFound()
+        #expect(Self.name(writing.step) == "attempt")
+        var before = TransferMachine(resuming: true)
+        let shortage = FreeSpaceShortage(path: "/x", neededBytes: 2, availableBytes: 1, floorBytes: 1)
+        before.spaceRanOut(.waitingForSpace(shortage))
+        #expect(Self.name(before.step) == "wait for space after \(DownloadError.Code.diskFull)")
+        before.cancelled()
+        #expect(Self.name(before.step) == "stopped")
+        before.spaceFound()
+        #expect(Self.name(before.step) == "stopped", "nothing after the end")
+        var finishing = TransferMachine(resuming: false)
+        finishing.attemptEnded(.completed, missing: 0)
+        finishing.failed(DownloadError.diskFull(path: "/x"), cancelled: false)
+        #expect(Self.name(finishing.step) == "wait for space after \(DownloadError.Code.diskFull)")
+        finishing.gaveUp(.diskFull(path: "/x"))
+        #expect(Self.name(finishing.step) == "failed: \(DownloadError.Code.diskFull)", "--space-wait spent")
     }
 
     @Test("events that do not apply change nothing")

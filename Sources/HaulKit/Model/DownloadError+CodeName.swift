@@ -1,13 +1,11 @@
-import HaulKit
-
 extension DownloadError.Code {
     /// The code's name in ``DownloadError/Code`` (`httpClientError` for 6), as `--json` prints it beside the number;
     /// `code42` for a number this version does not know (a record written by a newer one).
-    var name: String { Self.names[rawValue] ?? "code\(rawValue)" }
+    public var name: String { Self.names[rawValue] ?? "code\(rawValue)" }
 
     /// Every code's name by number. `ErrorTableTests` checks it against the constants of ``DownloadError/Code`` and
     /// the table in docs/errors.md.
-    static let names: [Int: String] = [
+    public static let names: [Int: String] = [
         Self.networkFailure.rawValue: "networkFailure",
         Self.stalled.rawValue: "stalled",
         Self.responseTruncated.rawValue: "responseTruncated",
