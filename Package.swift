@@ -34,6 +34,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         // RFC 8941 structured fields: the digest headers servers send (Repr-Digest, Content-Digest).
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
+        // Hooks (`--on-download-complete` and the others) run as child processes.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
+        // Subprocess's `FilePath` on Linux (Apple platforms have it in the System framework).
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // The engine: transport, storage, engine, scheduling. No CLI, server or PostgreSQL dependency (a test checks).
@@ -81,6 +85,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Hooks and webhooks: delivers the events of a store's outbox (`haul serve`, `run` and `get`). Apart, so that
+        // HaulKit links no process runner.
+        .target(
+            name: "HaulEvents",
+            dependencies: [
+                "HaulKit",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // The `haul` command-line tool: a thin adapter over HaulKit's public API (HaulServer for `haul serve`,
         // HaulFleet for `--database`).
         .executableTarget(
@@ -89,6 +108,7 @@ let package = Package(
                 "HaulKit",
                 "HaulFleet",
                 "HaulServer",
+                "HaulEvents",
                 "HaulBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -129,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "HaulKitTests",
             dependencies: [
-                "HaulKit", "HaulFleet", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "HaulKit", "HaulFleet", "HaulEvents", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
