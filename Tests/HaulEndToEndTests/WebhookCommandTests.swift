@@ -21,7 +21,7 @@ extension EndToEnd {
         /// Waits until `condition` holds (at most `timeout`).
         static func wait(
             _ timeout: Duration = .seconds(30), until condition: () async throws -> Bool
-        ) async rethrows -> Bool {
+        ) async throws -> Bool {
             let start = ContinuousClock.now
             while start.duration(to: .now) < timeout {
                 if try await condition() { return true }

@@ -38,12 +38,12 @@ struct EventOptions: ParsableArguments {
 
     @Option(
         name: .customLong("hook-timeout"),
-        help: ArgumentHelp("Kill a hook still running after SECONDS (default 60).", valueName: "SECONDS"))
+        help: ArgumentHelp("Kill a hook still running after SECONDS.", valueName: "SECONDS"))
     var hookTimeout: Double = 60
 
     @Option(
         name: .customLong("max-concurrent-hooks"),
-        help: ArgumentHelp("Hooks running at once, at most (1-64; default 4); others wait.", valueName: "N"))
+        help: ArgumentHelp("Hooks running at once, at most (1-64); others wait.", valueName: "N"))
     var maxConcurrentHooks = 4
 
     @Option(
@@ -67,21 +67,21 @@ struct EventOptions: ParsableArguments {
     @Option(
         name: .customLong("webhook-timeout"),
         help: ArgumentHelp(
-            "A webhook not answered in SECONDS failed and is tried again (default 10).",
+            "A webhook not answered in SECONDS failed and is tried again.",
             valueName: "SECONDS"))
     var webhookTimeout: Double = 10
 
     @Option(
         name: .customLong("webhook-max-delay"),
         help: ArgumentHelp(
-            "The longest wait between two tries of a failed webhook (default 300).",
+            "The longest wait between two tries of a failed webhook.",
             valueName: "SECONDS"))
     var webhookMaxDelay: Double = 300
 
     @Option(
         name: .customLong("webhook-retry-for"),
         help: ArgumentHelp(
-            "How long after an event a failed webhook is still tried, then dropped (default 86400: a day).",
+            "How long after an event a failed webhook is still tried, then dropped (a day by default).",
             valueName: "SECONDS"))
     var webhookRetryFor: Double = 86400
 

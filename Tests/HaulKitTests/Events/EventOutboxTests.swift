@@ -62,7 +62,9 @@ struct EventOutboxTests {
         )
         #expect(completion.url == "http://a/1")
 
+        // Rows of different downloads written in one statement come in any order (PostgreSQL's batched update).
         let hooks = try outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(30), excluding: [])
+            .sorted { $0.downloadID < $1.downloadID }
         #expect(hooks.map(\.kind) == [.complete, .error])
         // One event, one id, whichever the target.
         #expect(hooks[0].eventID == completion.eventID)
