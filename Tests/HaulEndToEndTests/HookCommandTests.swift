@@ -135,6 +135,26 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("a hook set in the config file runs, and a hook that names no program is refused at start")
+        func configFileAndBadHook() async throws {
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/c.bin", size: 10_000)
+            let directory = TemporaryDirectory()
+            let hook = try Self.recordingHook(in: directory)
+            let config = directory.file("config")
+            try "on-download-complete = \(hook)\n".write(to: config, atomically: true, encoding: .utf8)
+            let state = ["--state-dir", directory.file("state").path, "-d", directory.file("downloads").path]
+            let result = try await ChildProcess.run(
+                "haul", ["get", "-q"] + state + [url.absoluteString], environment: ["HAUL_CONFIG": config.path])
+            #expect(result.status == 0, "\(result.error)")
+            #expect(Self.calls(in: directory).map(\.event) == ["complete"])
+            let refused = try await ChildProcess.run(
+                "haul", ["get", "--on-download-complete", "no-such-program-here"] + state + [url.absoluteString])
+            #expect(refused.status == 64)
+            #expect(refused.error.contains("no command 'no-such-program-here' in PATH"), "\(refused.error)")
+            await origin.stop()
+        }
+
         static func waitForCalls(_ directory: TemporaryDirectory, count: Int) async throws {
             let start = ContinuousClock.now
             while calls(in: directory).count < count, start.duration(to: .now) < .seconds(20) {
