@@ -158,7 +158,7 @@ extension EndToEnd {
             let database = try await postgres.makeDatabase()
             let origin = try await TestOrigin.start()
             let count = 18
-            let urls = (0..<count).map { origin.serve("/f\($0).bin", size: 300_000) }
+            let urls = (0..<count).map { origin.serve("/f\($0).bin", size: 600_000) }
             origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
             let receiver = try await WebhookReceiver.start()
             let directory = TemporaryDirectory()
@@ -176,6 +176,8 @@ extension EndToEnd {
             #expect(try await Self.wait { Self.unique(receiver).filter { $0.kind == "complete" }.count >= 3 })
             workers[0].send(SIGKILL)
             _ = try await workers[0].wait()
+            let announcedAtKill = Self.unique(receiver).filter { $0.kind == "complete" }.count
+            #expect(announcedAtKill < count, "killed with work left")
             for worker in workers.dropFirst() {
                 #expect(try await worker.wait(timeout: .seconds(120)) == 0, "\(worker.standardError)")
             }
