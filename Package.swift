@@ -37,6 +37,10 @@ let package = Package(
         // The daemon's `GET /metrics`: swift-metrics' API with a Prometheus registry behind it.
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // Hooks (`--on-download-complete` and the others) run as child processes.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
+        // Subprocess's `FilePath` on Linux (Apple platforms have it in the System framework).
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // The engine: transport, storage, engine, scheduling. No CLI, server or PostgreSQL dependency (a test checks).
@@ -86,6 +90,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Hooks and webhooks: delivers the events of a store's outbox (`haul serve`, `run` and `get`). Apart, so that
+        // HaulKit links no process runner.
+        .target(
+            name: "HaulEvents",
+            dependencies: [
+                "HaulKit",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // The `haul` command-line tool: a thin adapter over HaulKit's public API (HaulServer for `haul serve`,
         // HaulFleet for `--database`).
         .executableTarget(
@@ -94,6 +113,7 @@ let package = Package(
                 "HaulKit",
                 "HaulFleet",
                 "HaulServer",
+                "HaulEvents",
                 "HaulBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -134,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "HaulKitTests",
             dependencies: [
-                "HaulKit", "HaulFleet", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "HaulKit", "HaulFleet", "HaulEvents", "HaulTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

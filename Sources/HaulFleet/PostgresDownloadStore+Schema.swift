@@ -175,6 +175,12 @@ extension PostgresDownloadStore {
             \(updateTrigger(through: .verification))
             """
         ),
+        (
+            // Rows are made only by a worker whose session names targets (`haul.event_targets`, set by
+            // ``PostgresEventOutbox``): elsewhere the trigger returns at once.
+            "v8: the event outbox",
+            PostgresEventOutbox.migration
+        ),
     ]
 
     /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``

@@ -96,6 +96,13 @@ extension DownloadManager {
         public var tickClock: any Clock<Duration> = ContinuousClock()
         /// Failures injected by tests.
         var faults = FaultInjection()
+        /// Who is told of state changes (hooks, webhooks): when any, each change one of them takes is written to the
+        /// store's outbox in the transaction of the change (``DownloadManager/eventOutbox``). Default none: nothing
+        /// is recorded.
+        package var eventTargets: [EventTarget] = []
+        /// The hook options by aria2's names (`on-download-complete`, …) and their commands, as
+        /// `aria2.getGlobalOption` answers them.
+        package var hookOptions: [String: String] = [:]
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),

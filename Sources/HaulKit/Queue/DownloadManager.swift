@@ -31,6 +31,8 @@ public actor DownloadManager {
     let engineSettings: EngineSettings
 
     let store: any DownloadStore
+    /// Where the state changes ``Configuration/eventTargets`` take wait for delivery; nil without targets.
+    package nonisolated let eventOutbox: (any EventOutbox)?
     let hub = EventHub()
     let globalLimiter: RateLimiter
     /// One limiter per host downloads ran from (unlimited unless a limit was set), shared by every download from it,
@@ -103,6 +105,8 @@ public actor DownloadManager {
         engineSettings = configuration.engineSettings
         let store = try configuration.store.make(configuration)
         self.store = store
+        // Before anything is written: a change made while the manager opens (a download started again) is reported.
+        eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
@@ -326,6 +330,17 @@ public actor DownloadManager {
         record.updatedAt = now
         record.lastError = nil
         records[id] = record
+        // With hooks or webhooks, `running` is recorded at once (not at the next tick), before the job can finish, so
+        // that every start is in the outbox: a download shorter than a tick would go from queued to completed.
+        var recordedRunning = false
+        if eventOutbox != nil {
+            do {
+                try store.recordRunning([record])
+                recordedRunning = true
+            } catch {
+                configuration.logger.error("cannot record a running download", metadata: ["error": "\(error)"])
+            }
+        }
 
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
@@ -338,6 +353,7 @@ public actor DownloadManager {
             self.jobEnded(id, outcome)
         }
         jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
+        jobs[id]?.runningRecorded = recordedRunning
         hub.yield(id, .status(.running))
     }
 

@@ -68,6 +68,11 @@ enum DownloadSchema {
         migrator.registerMigration("v7: what a completed file was verified against") { db in
             try db.alter(table: "download") { t in t.add(column: "verification", .text) }
         }
+        migrator.registerMigration("v8: the event outbox") { db in
+            // Rows are written by a trigger only a process with hooks or webhooks creates (``SQLiteEventOutbox``),
+            // and deleted once delivered: an empty table otherwise.
+            try db.execute(sql: SQLiteEventOutbox.tableDefinition)
+        }
         return migrator
     }
 

@@ -110,6 +110,14 @@ package protocol DownloadStore: AnyObject, Sendable {
     /// Who holds each live claim, where owners have names (a shared queue's workers); empty where claims are
     /// anonymous (SQLite's locks).
     func claimHolders() throws(DownloadError) -> [DownloadID: String]
+
+    // MARK: Events
+
+    /// From now on, records in the outbox each state change this process writes that one of `targets` takes (a
+    /// download started, paused, completed, failed or removed before it finished), in the transaction of the change,
+    /// and returns the outbox to deliver them from. Called once, before anything is written; without it, nothing is
+    /// recorded and a state change costs nothing more.
+    func enableOutbox(for targets: [EventTarget]) throws(DownloadError) -> any EventOutbox
 }
 
 /// The connections a claim asks for on its download's host, and how many that host may have in all.

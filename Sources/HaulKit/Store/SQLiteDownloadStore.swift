@@ -7,7 +7,7 @@ import GRDBSQLite
 /// (``DownloadLocks``), which the kernel releases when their owner dies.
 final class SQLiteDownloadStore: DownloadStore {
     let path: String
-    private let database: DatabasePool
+    let database: DatabasePool
     private let locks: DownloadLocks
     /// Whether updates of many records go in batched statements (`UPDATE … FROM`, SQLite 3.33 and later).
     private let batchesUpdates: Bool
@@ -404,4 +404,11 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// None: a lock names no owner.
     func claimHolders() throws(DownloadError) -> [DownloadID: String] { [:] }
+}
+
+extension SQLiteDownloadStore {
+    /// Records events with temporary triggers on this process's writer connection (``SQLiteEventOutbox``).
+    func enableOutbox(for targets: [EventTarget]) throws(DownloadError) -> any EventOutbox {
+        try SQLiteEventOutbox(database: database, path: path, targets: targets)
+    }
 }

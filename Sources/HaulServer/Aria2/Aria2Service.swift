@@ -375,7 +375,7 @@ public actor Aria2Service {
 
     private func globalOptions() async -> JSONValue {
         let configuration = manager.configuration
-        return [
+        var options: [String: JSONValue] = [
             "dir": .string(jail.root.path),
             "max-concurrent-downloads": .string(String(await manager.maxConcurrentDownloads)),
             "max-overall-download-limit": .string(Aria2Options.speedText(await manager.globalSpeedLimit)),
@@ -384,6 +384,9 @@ public actor Aria2Service {
             "user-agent": .string(configuration.userAgent),
             "continue": "true",
         ]
+        // The hooks, under aria2's names (`on-download-complete`, …), as given.
+        for (name, command) in configuration.hookOptions { options[name] = .string(command) }
+        return .object(options)
     }
 
     private func changeGlobalOption(_ params: Parameters) async throws(RPCError) -> JSONValue {

@@ -1,5 +1,7 @@
 import ArgumentParser
+import HaulEvents
 import HaulKit
+import Logging
 
 /// What `haul get` and `haul run` share: a manager that runs downloads, Ctrl-C handling, the display and the exit
 /// status.
@@ -14,13 +16,16 @@ final class ForegroundSession {
     private let resumeHint: String
     /// Runs once the manager has stopped (saving cookies).
     private let onShutdown: () -> Void
+    /// Delivers the hooks and webhooks (nil without any); drained when the session finishes.
+    private let events: (dispatcher: EventDispatcher, drainTime: Duration)?
 
     private init(
         manager: DownloadManager, display: SessionDisplay, interruption: Interruption,
         observation: EventObservation, mode: SessionDisplay.Mode, resumeHint: String,
-        onShutdown: @escaping () -> Void
+        events: (dispatcher: EventDispatcher, drainTime: Duration)?, onShutdown: @escaping () -> Void
     ) {
         self.onShutdown = onShutdown
+        self.events = events
         self.manager = manager
         self.display = display
         self.interruption = interruption
@@ -32,7 +37,9 @@ final class ForegroundSession {
     /// Opens the database, installs the signal handlers and starts collecting events (shown from ``show(_:)`` on).
     static func open(
         _ configuration: DownloadManager.Configuration, mode: SessionDisplay.Mode, followsNewDownloads: Bool,
-        resumeHint: String, onShutdown: @escaping () -> Void = {}
+        resumeHint: String, events settings: EventSettings = EventSettings(),
+        eventLogger: Logger = Logger(label: "haul"),
+        onShutdown: @escaping () -> Void = {}
     ) async throws -> ForegroundSession {
         // Many small files cost a fifth less CPU with the tasks on the I/O threads (see `TaskPlacement`); a shared
         // PostgreSQL queue's store must not run there.
@@ -44,9 +51,11 @@ final class ForegroundSession {
         interruption.install()
         let display = SessionDisplay(mode: mode, manager: manager, followsNewDownloads: followsNewDownloads)
         let observation = await manager.observeEvents { display.receive($0) }
+        let dispatcher = await EventDelivery.start(manager, settings, logger: eventLogger)
         return ForegroundSession(
             manager: manager, display: display, interruption: interruption, observation: observation,
-            mode: mode, resumeHint: resumeHint, onShutdown: onShutdown)
+            mode: mode, resumeHint: resumeHint, events: dispatcher.map { ($0, $0.drainTime) },
+            onShutdown: onShutdown)
     }
 
     /// Opens the database with `configuration`; a failure is reported and ends the command (exit 4).
@@ -80,6 +89,12 @@ final class ForegroundSession {
     /// Stops the manager, prints the summary and ends the command with the session's exit status.
     func finish(adding failures: [DownloadError] = []) async throws -> Never {
         await manager.shutdown()
+        // The events of this session's last changes are delivered before it ends; what cannot be stays in the
+        // outbox for the next haul with the same hooks or webhooks.
+        if let events {
+            await events.dispatcher.drain(within: events.drainTime)
+            await events.dispatcher.stop()
+        }
         observation.cancel()
         onShutdown()
         // A tick already under way ends before the summary, which it would otherwise draw over.

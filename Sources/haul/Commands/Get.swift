@@ -64,7 +64,11 @@ struct Get: AsyncParsableCommand {
         configuration.keepsHistoryInMemory = false
         // A wrong URL or a server that is not running fails in seconds, as with curl and wget.
         if !transfer.pace.retryConnectionRefused { configuration.retry.firstContactAttempts = 3 }
+        // Only a session delivers events: a check or a stream to standard output keeps no outbox.
+        var unreported = configuration
+        unreported.eventTargets = []
         if spider {
+            let configuration = unreported
             let manager = try await ForegroundSession.openManager(configuration)
             let failures = await Spider.run(additions, manager: manager, json: transfer.json)
             await manager.shutdown()
@@ -72,6 +76,7 @@ struct Get: AsyncParsableCommand {
             throw ExitStatus.forFailures(failures)
         }
         if streamsToStandardOutput, let (url, _, options) = additions.first {
+            let configuration = unreported
             let manager = try await ForegroundSession.openManager(configuration)
             let stream = StandardOutputStream(
                 url: url, options: options, quiet: transfer.quiet, logging: transfer.log.level != nil)
@@ -80,7 +85,8 @@ struct Get: AsyncParsableCommand {
         }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: false,
-            resumeHint: "run the same command again", onShutdown: { [transfer] in transfer.login.save(configuration) })
+            resumeHint: "run the same command again", events: transfer.events.settings,
+            eventLogger: transfer.eventLogger, onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
 
         let ids: [DownloadID]

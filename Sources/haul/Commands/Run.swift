@@ -32,6 +32,7 @@ struct Run: AsyncParsableCommand {
         if let directory { configuration.downloadDirectory = URL(fileURLWithPath: directory) }
         let session = try await ForegroundSession.open(
             configuration, mode: transfer.mode, followsNewDownloads: true, resumeHint: "run 'haul run' again",
+            events: transfer.events.settings, eventLogger: transfer.eventLogger,
             onShutdown: { [transfer] in transfer.login.save(configuration) })
         let manager = session.manager
         let runner = try schedules.runner()

@@ -79,6 +79,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Free space") var space: SpaceOptions
     @OptionGroup(title: "Monitoring") var monitoring: MonitoringOptions
     @OptionGroup(title: "Schedules") var schedules: ScheduleOptions
+    @OptionGroup(title: "Hooks and webhooks") var events: EventOptions
 
     @OptionGroup var state: StateOptions
 
@@ -124,6 +125,7 @@ struct Serve: AsyncParsableCommand {
         space.apply(to: &configuration, defaultWait: 0)
         // A daemon's log: what went wrong and what it did, on standard error; -v and --debug add the requests.
         configuration.logger = log.logger(label: "haul", usual: .info)
+        events.apply(to: &configuration)
         let manager: DownloadManager
         do {
             try FileManager.default.createDirectory(
@@ -133,6 +135,9 @@ struct Serve: AsyncParsableCommand {
             Console.error("\(error)")
             throw ExitStatus.fileSystem
         }
+        // Hooks and webhooks, from the outbox (docs/service.md); their output and failures go to the daemon's log.
+        let dispatcher = await EventDelivery.start(
+            manager, events.settings, logger: log.logger(label: "haul.events", usual: .info))
         var daemonConfiguration = HaulDaemon.Configuration(secret: chosenSecret)
         daemonConfiguration.host = host
         daemonConfiguration.port = port
@@ -163,14 +168,17 @@ struct Serve: AsyncParsableCommand {
             }
         } catch let error as HaulDaemon.ListenError {
             Console.error(Self.message(for: error))
+            await dispatcher?.stop()
             await manager.shutdown()
             throw ExitStatus.unavailable
         } catch {
             Console.error("haul serve stopped: \(error)")
+            await dispatcher?.stop()
             await manager.shutdown()
             login.save(configuration)
             throw ExitStatus.fileSystem
         }
+        await dispatcher?.stop()
         login.save(configuration)
     }
 

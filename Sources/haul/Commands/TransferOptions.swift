@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HaulKit
+import Logging
 
 /// How a foreground session runs and shows its downloads: shared by `haul get` and `haul run`. Its options are shown
 /// in groups (speed and retries, network, TLS, authentication, hosts, fleet, output).
@@ -18,6 +19,7 @@ struct TransferOptions: ParsableArguments {
     @OptionGroup(title: "Fleet options") var worker: WorkerOptions
     @OptionGroup(title: "Output options") var output: OutputOptions
     @OptionGroup(title: "Free space") var space: SpaceOptions
+    @OptionGroup(title: "Hooks and webhooks") var events: EventOptions
 
     /// `-q`/`--quiet`.
     var quiet: Bool { output.quiet }
@@ -25,6 +27,8 @@ struct TransferOptions: ParsableArguments {
     var json: Bool { output.json }
     /// `-v`/`--debug`.
     var log: LogOptions { output.log }
+    /// Where hooks' output and failed deliveries are logged: standard error, their output with -v, failures always.
+    var eventLogger: Logger { log.logger(label: "haul.events", usual: .warning) }
     /// `--limit-rate`, `--retries`, `--retry-max-time`, `--timeout`: read here as before they were grouped.
     var limitRate: String? { pace.limitRate }
     var retries: Int { pace.retries }
@@ -64,6 +68,7 @@ struct TransferOptions: ParsableArguments {
         try? login.apply(to: &configuration)
         try? hosts.apply(to: &configuration)
         configuration.logger = log.logger(label: "haul")
+        events.apply(to: &configuration)
         return configuration
     }
 
