@@ -102,6 +102,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The outbox's depth and failed deliveries, through whatever metrics backend the process has
+                // (`haul serve`'s /metrics; none elsewhere).
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HaulKit
 import Logging
@@ -48,11 +49,27 @@ package actor EventDispatcher {
     package func start() {
         guard loop == nil else { return }
         loop = Task { [weak self] in
+            let clock = ContinuousClock()
+            var depthRecorded: ContinuousClock.Instant?
             while !Task.isCancelled, let self {
                 await self.deliverDue()
+                if depthRecorded.map({ $0.duration(to: clock.now) >= Self.depthInterval }) ?? true {
+                    self.recordDepth()
+                    depthRecorded = clock.now
+                }
                 try? await Task.sleep(for: await self.pollInterval)
             }
         }
+    }
+
+    /// How often the outbox's depth is counted for the metrics (`haul_outbox_depth`).
+    static let depthInterval: Duration = .seconds(5)
+
+    /// Records how many events wait in the outbox (all targets, all workers), as the gauge `haul_outbox_depth` of the
+    /// process's metrics backend (the metrics are made at each use: a backend bootstrapped after ``start()`` counts).
+    private nonisolated func recordDepth() {
+        guard let depth = try? outbox.depth() else { return }
+        Gauge(label: "haul_outbox_depth").record(depth)
     }
 
     /// Delivers until the outbox holds nothing for this dispatcher's targets (including rows another worker leased,
@@ -150,6 +167,7 @@ package actor EventDispatcher {
                 "event": "\(event.kind.rawValue)", "download": "\(event.downloadID)", "target": "\(event.target)",
                 "attempts": "\(attempts)", "error": "\(failure)",
             ]
+            Counter(label: "haul_outbox_delivery_failures_total", dimensions: [("receiver", "webhook")]).increment()
             if settings.backoff.givesUp(created: event.createdAt, next: next) {
                 logger.error("event dropped: its receiver failed for longer than the retry horizon", metadata: metadata)
                 try outbox.settle(event.sequence)

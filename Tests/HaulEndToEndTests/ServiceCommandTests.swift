@@ -74,6 +74,43 @@ extension EndToEnd {
         }
 
         @Test(
+            "/metrics counts the outbox: a webhook whose receiver refuses leaves events waiting and failures counted",
+            .enabled(if: PrometheusParser.python != nil, "prometheus-client is not in .build/python-venv (.ci/run)"))
+        func outboxMetrics() async throws {
+            let origin = try await TestOrigin.start()
+            let url = origin.serve("/outbox.bin", size: 10_000)
+            // A port nothing listens on: the origin's, once it is stopped.
+            let refusing = try await TestOrigin.start()
+            let receiver = "http://127.0.0.1:\(refusing.port)/events"
+            await refusing.stop()
+            let directory = TemporaryDirectory()
+            let daemon = try Self.serve(directory, ["--webhook", receiver, "--webhook-max-delay", "1"])
+            let rpc = try await RPC(daemon: daemon, secret: Self.secret)
+            let gid = try #require(try await rpc.call("aria2.addUri", [[url.absoluteString]]) as? String)
+            try await rpc.waitForStatus(gid, "complete")
+            var samples: [String: Double] = [:]
+            let start = ContinuousClock.now
+            while start.duration(to: .now) < .seconds(30) {
+                samples = try await PrometheusParser.parse(try await rpc.get("/metrics", bearer: Self.secret).body)
+                if (samples["haul_outbox_depth"] ?? 0) >= 2,
+                    (samples["haul_outbox_delivery_failures_total{receiver=webhook}"] ?? 0) >= 1
+                {
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            // The start and complete events wait for the receiver (in order: the complete event waits behind the
+            // start event, whose attempts fail; AsyncHTTPClient tries a refused connection again until the request's
+            // time limit, so an attempt takes up to that limit).
+            #expect((samples["haul_outbox_depth"] ?? 0) >= 2, "\(samples)")
+            #expect((samples["haul_outbox_delivery_failures_total{receiver=webhook}"] ?? 0) >= 1, "\(samples)")
+            _ = try? await rpc.call("aria2.shutdown", [])
+            try await daemon.wait(timeout: .seconds(30))
+            try await rpc.shutdown()
+            await origin.stop()
+        }
+
+        @Test(
             "/readyz is 503 with the reason while PostgreSQL is stopped, 200 once it is back",
             .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
         func readiness() async throws {
