@@ -117,6 +117,13 @@ public final class PostgresServer: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // The test process's other descriptors stay here: PostgreSQL counts inherited descriptors against
+        // max_files_per_process ("insufficient file descriptors available to start server process" while the other
+        // tests hold many sockets), and a server holding a test's socket would keep it open. One that closes between
+        // this listing and the spawn is ignored (glibc ignores EBADF for a close action).
+        for descriptor in Self.inheritedDescriptors() {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
@@ -134,6 +141,12 @@ public final class PostgresServer: @unchecked Sendable {
                 reason: "\((executable as NSString).lastPathComponent) failed: \(complaint)\(printed)")
         }
         return printed.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The descriptors of this process above standard error (Linux's `/proc/self/fd`; none elsewhere).
+    private static func inheritedDescriptors() -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { Int32($0) }.filter { $0 > 2 }
     }
 
     /// Stops the server (a fast shutdown: clients are disconnected) and keeps its files: ``startServer()`` starts it
