@@ -175,6 +175,7 @@ extension PostgresDownloadStore {
             \(updateTrigger(through: .verification))
             """
         ),
+        ("v8: hosts' request schedules and backoff, shared by the fleet", hostBudgetMigration),
     ]
 
     /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``

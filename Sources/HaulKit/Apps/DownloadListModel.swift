@@ -160,7 +160,7 @@ public final class DownloadListModel {
             Self.apply(status, to: &snapshot)
         case .verified(let verification, _):
             snapshot.verification = verification
-        case .added, .mirrorDropped, .fileChanged:
+        case .added, .mirrorDropped, .fileChanged, .connections:
             return
         }
         rows[index].snapshot = snapshot

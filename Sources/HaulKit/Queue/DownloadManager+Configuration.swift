@@ -34,6 +34,11 @@ extension DownloadManager {
         /// Caps in bytes per second on all downloads from one host together, by host name as written in the URLs
         /// (any case; the port does not matter). Connections per host are capped by ``maxConnectionsPerHost``.
         public var hostSpeedLimits: [String: Int64] = [:]
+        /// How often requests may go to one host (`--max-requests-per-host`, `--wait`, `--random-wait`): every
+        /// download of the host takes its requests from one schedule (with a shared ``store``, the fleet's). A
+        /// download's ``DownloadOptions/requestPacing`` may make its own requests stricter. Default nil: no fixed rate
+        /// (a host's `RateLimit-Policy` and its throttles still pace it; see `docs/politeness.md`).
+        public var requestPacing: RequestPacing?
         /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
         /// reads them as curl does.
         public var proxy: ProxySettings?

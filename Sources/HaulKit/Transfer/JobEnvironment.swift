@@ -25,6 +25,9 @@ final class JobEnvironment: Sendable {
     let finishingStarts: @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void
     /// Returns once download `id` has a slot again, before it connects after its finishing failed.
     let slotNeeded: @Sendable (_ id: DownloadID) async -> Void
+    /// Gives the slot of download `id` to another host's download while `host` makes it wait `wait` (a `Retry-After`,
+    /// the host's request budget); returns whether it was given. ``slotNeeded`` takes one back.
+    let hostWaitStarts: @Sendable (_ id: DownloadID, _ host: String, _ wait: Duration) async -> Bool
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free. `journal`: the download may
     /// keep a segment journal beside its part file (see ``DestinationReservations``).
@@ -51,6 +54,7 @@ final class JobEnvironment: Sendable {
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
         finishingStarts: @escaping @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void,
         slotNeeded: @escaping @Sendable (_ id: DownloadID) async -> Void,
+        hostWaitStarts: @escaping @Sendable (_ id: DownloadID, _ host: String, _ wait: Duration) async -> Bool,
         reserveDestination:
             @escaping @Sendable (
                 _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool
@@ -68,6 +72,7 @@ final class JobEnvironment: Sendable {
         self.recorder = recorder
         self.finishingStarts = finishingStarts
         self.slotNeeded = slotNeeded
+        self.hostWaitStarts = hostWaitStarts
         self.reserveDestination = reserveDestination
     }
 }

@@ -61,6 +61,7 @@ final class ActivityLog: Sendable {
             let wait = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
             line = "attempt \(attempt) failed (\(error.summary)); trying again in \(String(format: "%.1f", wait)) s"
         case .mirrorDropped(let url, let reason): line = "mirror \(url.absoluteString) dropped: \(reason)"
+        case .connections(let count, let reason): line = "\(count) connections: \(reason)"
         case .fileChanged(let how, let action): line = "the completed file \(how): \(Self.describe(action))"
         case .verified(let verification, let sources):
             let served =

@@ -62,6 +62,10 @@ final class JSONOutput: SessionOutput {
             record.action = action.rawValue
         case .verified:
             return
+        case .connections(let count, let reason):
+            record.type = "connections"
+            record.connections = count
+            record.reason = reason
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt

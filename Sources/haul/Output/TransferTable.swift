@@ -179,7 +179,7 @@ struct TransferTable: Sendable {
             entry.resumedFrom = 0
         case .retrying:
             entry.bytesPerSecond = 0
-        case .mirrorDropped:
+        case .mirrorDropped, .connections:
             break
         case .verified(let verification, let sources):
             entry.verification = verification

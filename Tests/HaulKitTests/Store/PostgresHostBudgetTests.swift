@@ -1,0 +1,76 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulFleet
+@testable import HaulKit
+
+/// The fleet's host table (`haul_host`): one request schedule and one backoff per host for every worker, and what a
+/// request's reservation costs.
+@Suite(
+    "The fleet's hosts in PostgreSQL",
+    .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
+struct PostgresHostBudgetTests {
+    @Test("two workers take their requests from one schedule: 100 ms apart, whoever asks")
+    func sharedSchedule() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let stores = [try PostgresStoreTests.store(url, owner: "a"), try PostgresStoreTests.store(url, owner: "b")]
+        var sendAt: [Duration] = []
+        let started = ContinuousClock.now
+        for index in 0..<20 {
+            let asked = started.duration(to: .now)
+            let answer = try #require(
+                await stores[index % 2].reserveRequest(host: "h.example", gap: .milliseconds(100), maxConnections: 8))
+            sendAt.append(asked + answer.wait)
+        }
+        for (previous, next) in zip(sendAt, sendAt.dropFirst()) {
+            #expect(next - previous >= .milliseconds(95), "\(next - previous) between two requests")
+        }
+        let status = try #require(try stores[1].hostStatuses().first)
+        #expect(status.host == "h.example")
+        #expect(status.requests == 20)
+        await server.stop()
+    }
+
+    @Test("a throttle one worker saw holds and backs off the host for the other; a learned policy paces it")
+    func sharedBackoff() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try PostgresStoreTests.store(url, owner: "a")
+        let b = try PostgresStoreTests.store(url, owner: "b")
+        for _ in 0..<10 { _ = await a.reserveRequest(host: "h.example", gap: nil, maxConnections: 8) }
+        await a.recordThrottle(host: "h.example", reason: "429 Too Many Requests", hold: .seconds(2), connections: 8)
+        let held = try #require(await b.reserveRequest(host: "h.example", gap: nil, maxConnections: 8))
+        #expect(held.wait >= .milliseconds(1800))
+        #expect(held.connectionCap == 4)
+        let status = try #require(try b.hostStatuses().first)
+        #expect(status.throttles == 1)
+        #expect(status.reason == "429 Too Many Requests")
+        #expect(status.backoffRate != nil)
+        #expect(status.lastThrottle != nil)
+
+        await b.recordPolicy(host: "p.example", rate: 20, hold: nil)
+        let first = try #require(await a.reserveRequest(host: "p.example", gap: nil, maxConnections: 8))
+        let second = try #require(await a.reserveRequest(host: "p.example", gap: nil, maxConnections: 8))
+        #expect(second.wait - first.wait >= .milliseconds(45), "the policy's 20/s, at its margin")
+        #expect(try b.hostStatuses().first { $0.host == "p.example" }?.policyRate == 20)
+        await server.stop()
+    }
+
+    @Test("what one reservation costs: one round trip (measured, written in docs/politeness.md)")
+    func cost() async throws {
+        let server = try await PostgresServer.start()
+        let store = try PostgresStoreTests.store(try await server.makeDatabase(), owner: "a")
+        _ = await store.reserveRequest(host: "warm.example", gap: nil, maxConnections: 8)
+        let count = 500
+        let started = ContinuousClock.now
+        for index in 0..<count {
+            _ = await store.reserveRequest(host: "h\(index % 10).example", gap: nil, maxConnections: 8)
+        }
+        let each = started.duration(to: .now) / count
+        print("haul_host_reserve: \(each) per request (\(count) requests, loopback PostgreSQL)")
+        #expect(each < .milliseconds(20), "a reservation took \(each)")
+        await server.stop()
+    }
+}
