@@ -25,7 +25,7 @@ final class HostPacer: Sendable {
     let maxConnections: Int
     let shared: (any SharedHostBudget)?
     /// A wait at least this long gives the download's slot to another host's download meanwhile.
-    static let slotYieldThreshold: Duration = .milliseconds(500)
+    static let slotYieldThreshold: Duration = .seconds(1)
 
     init(
         pacing: RequestPacing?, maxConnections: Int, shared: (any SharedHostBudget)?, clock: any Clock<Duration>
