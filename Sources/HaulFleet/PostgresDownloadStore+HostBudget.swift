@@ -16,23 +16,24 @@ extension PostgresDownloadStore: SharedHostBudget {
         wait: Duration, connectionCap: Int?
     )? {
         let micros = gap.map { Int64($0.inSeconds * 1_000_000) } ?? 0
-        let row = await offThread { [self] in
-            try? run(
-                "SELECT wait_us, cap FROM haul_host_reserve($1, $2, $3)",
-                [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: leases
-            ).rows.first
+        let answer = await offThread { [self] () -> (wait: Int64, cap: Int32?)? in
+            guard
+                let row = try? run(
+                    "SELECT wait_us, cap FROM haul_host_reserve($1, $2, $3)",
+                    [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: leases
+                ).rows.first,
+                let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
+            else { return nil }
+            return (wait, (try? row.makeRandomAccess()[1].decode(Int32?.self)) ?? nil)
         }
-        guard let row = row ?? nil else { return nil }
-        let cells = row.makeRandomAccess()
-        guard let wait = try? cells[0].decode(Int64.self) else { return nil }
-        let cap = try? cells[1].decode(Int32?.self)
-        return (.microseconds(max(0, wait)), (cap ?? nil).map(Int.init))
+        guard let answer = answer ?? nil else { return nil }
+        return (.microseconds(max(0, answer.wait)), answer.cap.map(Int.init))
     }
 
     func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = await offThread { [self] in
-            try? run(
+            _ = try? run(
                 "SELECT haul_host_throttled($1, $2, $3, $4)",
                 [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: leases)
         }
@@ -42,7 +43,7 @@ extension PostgresDownloadStore: SharedHostBudget {
         let millirate = rate.map { Int64($0 * 1000) }
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = await offThread { [self] in
-            try? run(
+            _ = try? run(
                 "SELECT haul_host_learned($1, $2, $3)",
                 [.text(host), StoredValue(millirate), .integer(micros)], on: leases)
         }
@@ -186,7 +187,13 @@ extension PostgresDownloadStore: SharedHostBudget {
         CREATE FUNCTION haul_host_learned(p_host TEXT, p_millirate BIGINT, p_hold_us BIGINT) RETURNS VOID AS $$
         BEGIN
             INSERT INTO haul_host (host) VALUES (p_host) ON CONFLICT (host) DO NOTHING;
+            -- A new policy counts the requests of the current window against itself (at most a second on).
             UPDATE haul_host SET
+                next_slot = CASE WHEN p_millirate > 0 AND policy_rate IS DISTINCT FROM p_millirate / 1000.0
+                    THEN GREATEST(next_slot, LEAST(
+                        window_start + window_count * (1e6 / (p_millirate / 1000.0 * 0.95)) * interval '1 microsecond',
+                        clock_timestamp() + interval '1 second'))
+                    ELSE next_slot END,
                 policy_rate = COALESCE(p_millirate / 1000.0, policy_rate),
                 hold_until = CASE WHEN p_hold_us > 0 THEN GREATEST(COALESCE(hold_until, clock_timestamp()),
                     clock_timestamp() + LEAST(p_hold_us, 3600000000) * interval '1 microsecond') ELSE hold_until END

@@ -15,6 +15,8 @@ final class HostPacer: Sendable {
         var sharedPolicy: [String: Double] = [:]
         /// The connection caps the shared budget last gave, by host.
         var sharedCaps: [String: Int] = [:]
+        /// Hosts that answered at least once (a reset from one of them is load shedding, not an outage).
+        var answeredOnce: Set<String> = []
     }
 
     private let table = Mutex(Table())
@@ -65,10 +67,15 @@ final class HostPacer: Sendable {
             }
         }
         guard wait > .zero else { return }
-        if let slot, wait >= Self.slotYieldThreshold {
-            try await slot.away(for: wait, host: host, clock: clock)
-        } else {
-            try await clock.sleep(for: wait)
+        do {
+            if let slot, wait >= Self.slotYieldThreshold {
+                try await slot.away(for: wait, host: host, clock: clock)
+            } else {
+                try await clock.sleep(for: wait)
+            }
+        } catch {
+            abandoned(host)  // cancelled while waiting: never sent
+            throw error
         }
     }
 
@@ -81,6 +88,7 @@ final class HostPacer: Sendable {
         let (connections, policyChanged) = table.withLock { table -> (Int, Bool) in
             let connections = table.inFlight[host, default: 1]
             table.inFlight[host] = max(0, connections - 1)
+            table.answeredOnce.insert(host)
             var state = table.hosts[host, default: HostPoliteness()]
             if !headers.isEmpty { state.learn(headers, at: now) }
             if throttle {
@@ -130,7 +138,7 @@ final class HostPacer: Sendable {
 
     /// Whether `host` has answered a request before.
     func hasAnswered(_ host: String) -> Bool {
-        table.withLock { ($0.hosts[host]?.requests ?? 0) > ($0.inFlight[host] ?? 0) }
+        table.withLock { $0.answeredOnce.contains(host) }
     }
 
     /// The connections backoff allows to `host` now, nil for no cap.

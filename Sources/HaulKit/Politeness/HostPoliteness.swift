@@ -110,9 +110,18 @@ struct HostPoliteness: Sendable, Equatable {
         if backoffRate == nil { decreasedFrom = nil }
     }
 
-    /// Takes what a response said about the budget: the policy's rate, and a hold while the budget is spent.
+    /// Takes what a response said about the budget: the policy's rate, and a hold while the budget is spent. A new
+    /// policy counts the requests of the last second against itself: the next slot comes after them, spaced at its
+    /// rate (at most a second on), so the burst sent before it was known does not add to the paced ones.
     mutating func learn(_ headers: RateLimitHeaders, at now: Duration) {
-        if let rate = headers.policyRate { policyRate = rate }
+        if let rate = headers.policyRate, rate != policyRate, rate > 0 {
+            policyRate = rate
+            let window = recent.filter { now - $0 < .seconds(1) }
+            if let first = window.first {
+                let replayed = first + .seconds(Double(window.count) / (rate * Self.policyMargin))
+                nextSlot = max(nextSlot, min(replayed, now + .seconds(1)))
+            }
+        }
         if headers.exhausted, let reset = headers.reset {
             holdUntil = max(holdUntil ?? .zero, now + min(reset, Self.longestHold))
         }

@@ -40,10 +40,10 @@ public actor DownloadManager {
     var hostKeys: [DownloadID: String] = [:]
     /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
-    /// Hosts that hold their downloads (a `Retry-After`, a spent request budget) with a generation each: their queued
-    /// downloads wait without a slot until the hold ends (see `DownloadManager+Politeness.swift`).
-    var heldHosts: [String: Int] = [:]
-    var holdGeneration = 0
+    /// Hosts that hold their downloads (a `Retry-After`, a spent request budget), with the jobs waiting for them off
+    /// their slots: the hosts' queued downloads wait until the first of those jobs takes a slot again (see
+    /// `DownloadManager+Politeness.swift`).
+    var heldHosts: [String: Set<DownloadID>] = [:]
     /// Finishing downloads whose connections are still counted in a store that claims together, and whose slots the
     /// next ``schedule()`` (queued behind the calls waiting for this actor) gives out; see `jobFinishing`.
     var connectionsDone: [DownloadID] = []
@@ -381,11 +381,17 @@ public actor DownloadManager {
 
     /// Returns once the job, which gave its slot back, has one again.
     func jobNeedsSlot(_ id: DownloadID) async {
-        guard !lifecycle.slotNeeded(id) else { return }
+        // A job back from waiting for its host ends the host's hold: its queued downloads may start again.
+        let released = hostWaitEnded(id)
+        guard !lifecycle.slotNeeded(id) else {
+            if released { schedule() }
+            return
+        }
         await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+        hostWaitEnded(id)
         // Release the claim only once the outcome is in the database, so no other process takes over a download
         // that was just paused or finished.
         guard jobs.removeValue(forKey: id) != nil, var record = records[id] else {

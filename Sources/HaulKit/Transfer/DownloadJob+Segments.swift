@@ -72,7 +72,7 @@ extension DownloadJob {
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
             connections: grantedConnections(), ledger: ledger, logger: logger,
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
-                ? .init(
+                ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
                     allowed: { [environment, id, host] wanted in environment.widenClaim(id, host, wanted) })
                 : nil)

@@ -73,6 +73,15 @@ struct HostPolitenessTests {
         #expect(host.connectionCap == nil)
     }
 
+    @Test("a policy learned after a burst counts the burst: the next request waits for its share of the window")
+    func burstBeforePolicy() {
+        var host = HostPoliteness()
+        for _ in 0..<8 { #expect(host.reserve(gap: nil, at: .zero) == .zero) }
+        host.learn(RateLimitHeaders(policyRate: 20), at: .milliseconds(10))
+        let wait = host.reserve(gap: nil, at: .milliseconds(10))
+        #expect(wait >= .milliseconds(400) && wait <= .milliseconds(430), "\(wait)")
+    }
+
     @Test("the rate is never cut below the floor")
     func floor() {
         var host = HostPoliteness()
