@@ -130,7 +130,7 @@ extension PostgresDownloadStore: SharedHostBudget {
                 h.last_increase := t;
             END IF;
             gap := GREATEST(p_gap_us::DOUBLE PRECISION,
-                CASE WHEN h.policy_rate > 0 THEN 1e6 / (h.policy_rate * 0.95) ELSE 0 END,
+                CASE WHEN h.policy_rate > 0 THEN 1e6 / (h.policy_rate * 0.9) ELSE 0 END,
                 CASE WHEN h.backoff_rate > 0 THEN 1e6 / h.backoff_rate ELSE 0 END);
             start := GREATEST(t, h.next_slot);
             IF h.hold_until IS NOT NULL AND h.hold_until > start THEN
@@ -191,7 +191,7 @@ extension PostgresDownloadStore: SharedHostBudget {
             UPDATE haul_host SET
                 next_slot = CASE WHEN p_millirate > 0 AND policy_rate IS DISTINCT FROM p_millirate / 1000.0
                     THEN GREATEST(next_slot, LEAST(
-                        window_start + window_count * (1e6 / (p_millirate / 1000.0 * 0.95)) * interval '1 microsecond',
+                        window_start + window_count * (1e6 / (p_millirate / 1000.0 * 0.9)) * interval '1 microsecond',
                         clock_timestamp() + interval '1 second'))
                     ELSE next_slot END,
                 policy_rate = COALESCE(p_millirate / 1000.0, policy_rate),

@@ -66,12 +66,21 @@ final class HostPacer: Sendable {
                 return $0.hosts[host, default: HostPoliteness()].reserve(gap: gap, at: now)
             }
         }
-        guard wait > .zero else { return }
         do {
-            if let slot, wait >= Self.slotYieldThreshold {
-                try await slot.away(for: wait, host: host, clock: clock)
-            } else {
-                try await clock.sleep(for: wait)
+            if wait > .zero {
+                if let slot, wait >= Self.slotYieldThreshold {
+                    try await slot.away(for: wait, host: host, clock: clock)
+                } else {
+                    try await clock.sleep(for: wait)
+                }
+            }
+            // The request goes only once its gap since the host's last one has passed (bounded: each look that
+            // fails means another request went).
+            for _ in 0..<64 {
+                let now = stopwatch.elapsed
+                let extra = table.withLock { $0.hosts[host, default: HostPoliteness()].confirm(gap: gap, at: now) }
+                guard extra > .zero else { break }
+                try await clock.sleep(for: extra)
             }
         } catch {
             abandoned(host)  // cancelled while waiting: never sent
@@ -80,26 +89,35 @@ final class HostPacer: Sendable {
     }
 
     /// Notes a response head from `host`: a throttle (429, 503), what its rate-limit fields say, or a good answer.
-    func answered(_ host: String, status: Int, retryAfter: Duration?, headers: RateLimitHeaders) async {
+    func answered(
+        _ host: String, status: Int, reason phrase: String, retryAfter: Duration?, headers: RateLimitHeaders
+    ) async {
         guard !host.isEmpty else { return }
         let now = stopwatch.elapsed
-        let throttle = status == 429 || status == 503
-        let reason = status == 429 ? "429 Too Many Requests" : "503 Service Unavailable"
-        let (connections, policyChanged) = table.withLock { table -> (Int, Bool) in
+        let reason = "\(status) \(phrase)"
+        let (connections, policyChanged, throttle) = table.withLock { table -> (Int, Bool, Bool) in
             let connections = table.inFlight[host, default: 1]
             table.inFlight[host] = max(0, connections - 1)
-            table.answeredOnce.insert(host)
+            // 429 is a throttle; 503 when it asks for a wait, says "slow down", or comes from a host that served
+            // before (a host that never did is down, for ``HostOutages``, not busy).
+            let throttle =
+                status == 429
+                || (status == 503
+                    && (retryAfter != nil || phrase.lowercased().contains("slow") || table.answeredOnce.contains(host)))
+            if status < 500 && status != 429 && status != 408 { table.answeredOnce.insert(host) }
             var state = table.hosts[host, default: HostPoliteness()]
             if !headers.isEmpty { state.learn(headers, at: now) }
             if throttle {
                 state.throttled(reason, hold: retryAfter, connections: connections, at: now)
-            } else {
+            } else if status < 500 {
                 state.answered(maxConnections: maxConnections, at: now)
             }
             table.hosts[host] = state
-            guard let rate = headers.policyRate, table.sharedPolicy[host] != rate else { return (connections, false) }
+            guard let rate = headers.policyRate, table.sharedPolicy[host] != rate else {
+                return (connections, false, throttle)
+            }
             table.sharedPolicy[host] = rate
-            return (connections, true)
+            return (connections, true, throttle)
         }
         guard let shared else { return }
         if throttle {

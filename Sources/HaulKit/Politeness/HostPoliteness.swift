@@ -20,9 +20,11 @@ struct HostPoliteness: Sendable, Equatable {
     /// The longest hold honoured (a longer `Retry-After` holds this long).
     static let longestHold: Duration = .seconds(3600)
     /// The learned policy is used at this share of its rate: a margin for requests the server counts differently.
-    static let policyMargin = 0.95
+    static let policyMargin = 0.9
 
     var nextSlot: Duration = .zero
+    /// When the last request to the host actually went (see ``confirm(gap:at:)``).
+    var lastSent: Duration?
     var holdUntil: Duration?
     /// The host's announced quota per second (`RateLimit-Policy`).
     var policyRate: Double?
@@ -64,6 +66,18 @@ struct HostPoliteness: Sendable, Equatable {
         let step = spacing ?? (holdUntil.map { $0 > now } == true ? .milliseconds(100) : .zero)
         nextSlot = start + step
         return start - now
+    }
+
+    /// Just before a request goes at `now`: how much longer it must wait so that it leaves at least its gap after the
+    /// host's last request, and after any hold (zero: it goes now, noted as the last). Sleeps wake late on a busy
+    /// machine, several at once: without this their requests would reach the host together.
+    mutating func confirm(gap: Duration?, at now: Duration) -> Duration {
+        if let hold = holdUntil, hold > now { return hold - now }
+        if let spacing = [gap, ownGap].compactMap({ $0 }).max(), let last = lastSent, now - last < spacing {
+            return spacing - (now - last)
+        }
+        lastSent = now
+        return .zero
     }
 
     /// The request rate of the last requests (per second), if there were enough to tell.

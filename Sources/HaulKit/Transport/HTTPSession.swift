@@ -93,7 +93,7 @@ struct HTTPSession: Sendable {
             }
             let code = Int(response.status.code)
             await pacer.answered(
-                host, status: code,
+                host, status: code, reason: response.status.reasonPhrase,
                 retryAfter: code == 429 || code == 503
                     ? response.headers.first(name: "Retry-After").flatMap { RetryAfter.delay(from: $0, now: Date()) }
                     : nil,

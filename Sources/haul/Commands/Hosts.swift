@@ -7,11 +7,12 @@ struct Hosts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show each host's request rate, backoff and last throttle (the fleet's, with --database).",
         discussion: """
-            With --database the state is the fleet's, kept in PostgreSQL by every worker. Without it, the state
-            belongs to the process that runs the downloads: ask the daemon with the haul.getHosts RPC.
+            With --database the state is the fleet's, kept in PostgreSQL by every
+            worker. Without it, it belongs to the process that runs the downloads:
+            ask 'haul serve' with the haul.getHosts RPC.
             Examples:
-              haul hosts --database postgres://haul@db/haul
-              haul hosts --database postgres://haul@db/haul --json | jq '.[] | select(.throttles > 0)'
+              haul hosts --database "$DB"
+              haul hosts --database "$DB" --json | jq '.[] | select(.throttles > 0)'
             """)
 
     @Flag(help: "Print one JSON array.")

@@ -79,7 +79,7 @@ struct HostPolitenessTests {
         for _ in 0..<8 { #expect(host.reserve(gap: nil, at: .zero) == .zero) }
         host.learn(RateLimitHeaders(policyRate: 20), at: .milliseconds(10))
         let wait = host.reserve(gap: nil, at: .milliseconds(10))
-        #expect(wait >= .milliseconds(400) && wait <= .milliseconds(430), "\(wait)")
+        #expect(wait >= .milliseconds(420) && wait <= .milliseconds(450), "\(wait)")
     }
 
     @Test("the rate is never cut below the floor")
