@@ -172,7 +172,7 @@ extension PostgresDownloadStore: SharedHostBudget {
                 measured := CASE WHEN h.window_count >= 2
                     THEN h.window_count / GREATEST(1, extract(epoch FROM t - h.window_start)) ELSE h.last_rate END;
                 rate := COALESCE(LEAST(h.backoff_rate, measured, h.policy_rate), 2);
-                h.backoff_rate := GREATEST(0.2, rate * 0.5);
+                h.backoff_rate := GREATEST(0.2, rate * CASE WHEN rate <= h.policy_rate THEN 0.8 ELSE 0.5 END);
                 h.decreased_from := rate;
                 h.connection_cap := GREATEST(1, floor(COALESCE(h.connection_cap, GREATEST(1, p_connections)) * 0.5));
                 h.last_decrease := t;

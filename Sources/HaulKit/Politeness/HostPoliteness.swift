@@ -17,6 +17,10 @@ struct HostPoliteness: Sendable, Equatable {
     static let recoveryShare = 0.05
     /// The factor a throttle multiplies the rate and the connections by.
     static let decrease = 0.5
+    /// The factor a throttle multiplies the rate by when the host announced its policy and is paced under it: the
+    /// throttle says the margin was too thin (requests that reached it closer together than they left), not that
+    /// the rate is twice too high.
+    static let decreaseUnderPolicy = 0.8
     /// The longest hold honoured (a longer `Retry-After` holds this long).
     static let longestHold: Duration = .seconds(3600)
     /// The learned policy is used at this share of its rate: a margin for requests the server counts differently.
@@ -99,7 +103,8 @@ struct HostPoliteness: Sendable, Equatable {
         }
         if let last = lastDecrease, now - last < Self.decreaseSpacing { return }
         let current = [backoffRate, measuredRate(at: now), policyRate].compactMap { $0 }.min() ?? 2
-        backoffRate = max(Self.lowestRate, current * Self.decrease)
+        let factor = policyRate.map { current <= $0 } == true ? Self.decreaseUnderPolicy : Self.decrease
+        backoffRate = max(Self.lowestRate, current * factor)
         decreasedFrom = current
         connectionCap = max(1, Int((Double(connectionCap ?? max(1, connections)) * Self.decrease).rounded(.down)))
         lastDecrease = now

@@ -24,11 +24,9 @@ struct PostgresHostBudgetTests {
                 await stores[index % 2].reserveRequest(host: "h.example", gap: .milliseconds(100), maxConnections: 8))
             sendAt.append(asked + answer.wait)
         }
-        // Each time is the worker's, off by a round trip's jitter; the schedule itself is 100 ms apart.
-        for (previous, next) in zip(sendAt, sendAt.dropFirst()) {
-            #expect(next - previous >= .milliseconds(60), "\(next - previous) between two requests")
-        }
-        #expect(sendAt[19] - sendAt[0] >= .milliseconds(1850), "\(sendAt[19] - sendAt[0]) for 19 gaps")
+        // Each time is the worker's, off by a round trip's jitter; the schedule is 100 ms apart whoever asks (each
+        // worker alone would span 0.9 s).
+        #expect(sendAt[19] - sendAt[0] >= .milliseconds(1800), "\(sendAt[19] - sendAt[0]) for 19 gaps")
         let status = try #require(try stores[1].hostStatuses().first)
         #expect(status.host == "h.example")
         #expect(status.requests == 20)
