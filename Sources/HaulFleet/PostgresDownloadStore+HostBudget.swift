@@ -13,21 +13,22 @@ extension PostgresDownloadStore: SharedHostBudget {
     func reserveRequest(
         host: String, gap: Duration?, maxConnections: Int
     ) async -> (
-        wait: Duration, connectionCap: Int?
+        wait: Duration, connectionCap: Int?, limited: Bool
     )? {
         let micros = gap.map { Int64($0.inSeconds * 1_000_000) } ?? 0
-        let answer = await offThread { [self] () -> (wait: Int64, cap: Int32?)? in
+        let answer = await offThread { [self] () -> (wait: Int64, cap: Int32?, limited: Bool)? in
             guard
                 let row = try? run(
-                    "SELECT wait_us, cap FROM haul_host_reserve($1, $2, $3)",
+                    "SELECT wait_us, cap, limited FROM haul_host_reserve($1, $2, $3)",
                     [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: leases
                 ).rows.first,
                 let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
             else { return nil }
-            return (wait, (try? row.makeRandomAccess()[1].decode(Int32?.self)) ?? nil)
+            let cells = row.makeRandomAccess()
+            return (wait, (try? cells[1].decode(Int32?.self)) ?? nil, (try? cells[2].decode(Bool.self)) ?? true)
         }
         guard let answer = answer ?? nil else { return nil }
-        return (.microseconds(max(0, answer.wait)), answer.cap.map(Int.init))
+        return (.microseconds(max(0, answer.wait)), answer.cap.map(Int.init), answer.limited)
     }
 
     func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
@@ -103,7 +104,7 @@ extension PostgresDownloadStore: SharedHostBudget {
             last_rate DOUBLE PRECISION
         );
         CREATE FUNCTION haul_host_reserve(p_host TEXT, p_gap_us BIGINT, p_max_connections BIGINT,
-            OUT wait_us BIGINT, OUT cap INT) AS $$
+            OUT wait_us BIGINT, OUT cap INT, OUT limited BOOLEAN) AS $$
         DECLARE
             h haul_host%ROWTYPE;
             t TIMESTAMPTZ := clock_timestamp();
@@ -149,6 +150,8 @@ extension PostgresDownloadStore: SharedHostBudget {
             WHERE host = p_host;
             wait_us := (extract(epoch FROM start - t) * 1e6)::BIGINT;
             cap := h.connection_cap;
+            limited := h.policy_rate IS NOT NULL OR h.backoff_rate IS NOT NULL OR h.connection_cap IS NOT NULL
+                OR (h.hold_until IS NOT NULL AND h.hold_until > t);
         END;
         $$ LANGUAGE plpgsql VOLATILE;
         CREATE FUNCTION haul_host_throttled(p_host TEXT, p_reason TEXT, p_hold_us BIGINT, p_connections BIGINT)

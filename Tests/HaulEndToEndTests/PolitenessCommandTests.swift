@@ -128,7 +128,9 @@ extension EndToEnd {
             let array = try #require(
                 try JSONSerialization.jsonObject(with: Data(hosts.output.utf8)) as? [[String: Any]])
             let host = try #require(array.first { $0["host"] as? String == "127.0.0.1" })
-            #expect((host["requests"] as? Int ?? 0) >= count)
+            // Every request once the policy was known went through the fleet's schedule (before it, one a second per
+            // worker did).
+            #expect((host["requests"] as? Int ?? 0) >= count - 12, "\(host)")
             #expect(host["policyRate"] as? Double == 20)
             let table = try await ChildProcess.run("haul", ["hosts"] + db)
             #expect(table.output.contains("127.0.0.1"), "\(table.output)")

@@ -15,6 +15,10 @@ final class HostPacer: Sendable {
         var sharedPolicy: [String: Double] = [:]
         /// The connection caps the shared budget last gave, by host.
         var sharedCaps: [String: Int] = [:]
+        /// Hosts the fleet's schedule said something limits (its answer to the last look), and when each host was
+        /// last looked up there.
+        var fleetLimited: Set<String> = []
+        var lastFleetLook: [String: Duration] = [:]
         /// Hosts that answered at least once (a reset from one of them is load shedding, not an outage).
         var answeredOnce: Set<String> = []
     }
@@ -46,21 +50,37 @@ final class HostPacer: Sendable {
         let merged = defaultPacing.map { $0.strictest(with: pacing) } ?? pacing
         let gap = merged?.interval(random: Double.random(in: 0...1))
         var wait: Duration
-        if let shared {
-            let now = stopwatch.elapsed
+        let now = stopwatch.elapsed
+        // The fleet's schedule is asked when something limits the host (a gap, its policy, a backoff or a hold, here
+        // or in the fleet), else at most once a second per host, to learn whether another worker saw it throttle: a
+        // round trip per request to a host nothing limits would cap a worker's small files at one per round trip.
+        let asksFleet =
+            shared != nil
+            && table.withLock { table in
+                let state = table.hosts[host]
+                let limited =
+                    gap != nil || state?.ownGap != nil || (state?.holdUntil.map { $0 > now } ?? false)
+                    || table.fleetLimited.contains(host)
+                let due = table.lastFleetLook[host].map { now - $0 >= .seconds(1) } ?? true
+                if limited || due { table.lastFleetLook[host] = now }
+                return limited || due
+            }
+        if let shared, asksFleet {
             table.withLock {
                 $0.inFlight[host, default: 0] += 1
                 _ = $0.hosts[host, default: HostPoliteness()].reserve(gap: nil, at: now)
             }
             if let answer = await shared.reserveRequest(host: host, gap: gap, maxConnections: maxConnections) {
                 wait = answer.wait
-                table.withLock { $0.sharedCaps[host] = answer.connectionCap }
+                table.withLock {
+                    $0.sharedCaps[host] = answer.connectionCap
+                    if answer.limited { $0.fleetLimited.insert(host) } else { $0.fleetLimited.remove(host) }
+                }
             } else {
                 wait = table.withLock { $0.hosts[host]?.ownGap ?? .zero }  // the store is away: keep a gap anyway
                 if let gap { wait = max(wait, gap) }
             }
         } else {
-            let now = stopwatch.elapsed
             wait = table.withLock {
                 $0.inFlight[host, default: 0] += 1
                 return $0.hosts[host, default: HostPoliteness()].reserve(gap: gap, at: now)

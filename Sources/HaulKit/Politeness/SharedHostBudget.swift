@@ -3,11 +3,12 @@
 /// be reached (the worker then paces on its own state).
 package protocol SharedHostBudget: Sendable {
     /// Reserves the next request to `host`, at least `gap` after the previous one of the fleet (and the gaps the
-    /// host's shared policy and backoff ask for). Returns the wait, and the connections backoff allows (nil: no cap).
+    /// host's shared policy and backoff ask for). Returns the wait, the connections backoff allows (nil: no cap), and
+    /// whether anything limits the host in the fleet (a policy, a backoff, a hold).
     func reserveRequest(
         host: String, gap: Duration?, maxConnections: Int
     ) async -> (
-        wait: Duration, connectionCap: Int?
+        wait: Duration, connectionCap: Int?, limited: Bool
     )?
     /// Records a throttle of `host`: its reason, the hold it asked for, the connections open to it.
     func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async
