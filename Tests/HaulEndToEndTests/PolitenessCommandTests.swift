@@ -33,7 +33,7 @@ extension EndToEnd {
             let server = try await NginxServer.start()
             let directory = TemporaryDirectory()
             let urls = (0..<25).map { index in
-                FileManager.default.createFile(
+                _ = FileManager.default.createFile(
                     atPath: server.root.appendingPathComponent("r\(index).bin").path,
                     contents: Data(TestContent.bytes(0..<(1_000 + index))))
                 return server.url("/r\(index).bin").absoluteString
