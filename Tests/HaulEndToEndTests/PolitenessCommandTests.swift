@@ -87,6 +87,34 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("-x auto: each decision is a connections record in --json, with its reason")
+        func autoConnectionsInJSON() async throws {
+            let origin = try await TestOrigin.start()
+            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            let size = 12 * 1024 * 1024
+            let url = origin.serve("/big.bin", size: size)
+            let directory = TemporaryDirectory()
+            let result = try await ChildProcess.run(
+                "haul",
+                [
+                    "get", "--json", "-x", "auto", "-d", directory.path, url.absoluteString, "--state-dir",
+                    directory.file("state").path,
+                ])
+            #expect(result.status == 0, "\(result.error)")
+            let records = result.output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let decisions = records.filter { $0["type"] as? String == "connections" }
+            #expect(decisions.contains { ($0["connections"] as? Int ?? 0) >= 2 }, "\(result.output)")
+            #expect(decisions.allSatisfy { ($0["reason"] as? String)?.contains("connection") == true })
+            let data = try Data(contentsOf: directory.file("big.bin"))
+            #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+            let bad = try await ChildProcess.run(
+                "haul", ["get", "-x", "many", url.absoluteString, "--state-dir", directory.file("s").path])
+            #expect(bad.status == 64, "\(bad.error)")
+            await origin.stop()
+        }
+
         /// Scaled for CI: 180 files at 20/s (about 10 s) instead of the 2,000 (100 s); the warm-up is the
         /// first 2 s instead of 30 s.
         @Test(
