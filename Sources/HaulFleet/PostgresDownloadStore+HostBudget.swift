@@ -20,7 +20,7 @@ extension PostgresDownloadStore: SharedHostBudget {
             guard
                 let row = try? run(
                     "SELECT wait_us, cap, limited FROM haul_host_reserve($1, $2, $3)",
-                    [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: leases
+                    [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: hosts
                 ).rows.first,
                 let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
             else { return nil }
@@ -36,7 +36,7 @@ extension PostgresDownloadStore: SharedHostBudget {
         _ = await offThread { [self] in
             _ = try? run(
                 "SELECT haul_host_throttled($1, $2, $3, $4)",
-                [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: leases)
+                [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: hosts)
         }
     }
 
@@ -46,7 +46,7 @@ extension PostgresDownloadStore: SharedHostBudget {
         _ = await offThread { [self] in
             _ = try? run(
                 "SELECT haul_host_learned($1, $2, $3)",
-                [.text(host), StoredValue(millirate), .integer(micros)], on: leases)
+                [.text(host), StoredValue(millirate), .integer(micros)], on: hosts)
         }
     }
 
@@ -118,7 +118,8 @@ extension PostgresDownloadStore: SharedHostBudget {
                 AND t - h.last_increase >= interval '1 second' THEN
                 secs := extract(epoch FROM t - h.last_increase);
                 IF h.backoff_rate IS NOT NULL THEN
-                    h.backoff_rate := h.backoff_rate + GREATEST(0.1, h.decreased_from * 0.05) * secs;
+                    h.backoff_rate := h.backoff_rate
+                        + GREATEST(0.1, GREATEST(h.decreased_from, COALESCE(h.policy_rate, 0)) * 0.05) * secs;
                     IF h.backoff_rate >= h.decreased_from * 2 THEN
                         h.backoff_rate := NULL;
                         h.decreased_from := NULL;
@@ -174,8 +175,10 @@ extension PostgresDownloadStore: SharedHostBudget {
             IF h.last_decrease IS NULL OR t - h.last_decrease >= interval '1 second' THEN
                 measured := CASE WHEN h.window_count >= 2
                     THEN h.window_count / GREATEST(1, extract(epoch FROM t - h.window_start)) ELSE h.last_rate END;
-                rate := COALESCE(LEAST(h.backoff_rate, measured, h.policy_rate), 2);
-                h.backoff_rate := GREATEST(0.2, rate * CASE WHEN rate <= h.policy_rate THEN 0.8 ELSE 0.5 END);
+                -- Under a known policy the cut starts from it, by a fifth; else from the rate measured, by half.
+                rate := CASE WHEN h.policy_rate IS NOT NULL THEN LEAST(h.backoff_rate, h.policy_rate)
+                    ELSE COALESCE(LEAST(h.backoff_rate, measured), 2) END;
+                h.backoff_rate := GREATEST(0.2, rate * CASE WHEN h.policy_rate IS NOT NULL THEN 0.8 ELSE 0.5 END);
                 h.decreased_from := rate;
                 h.connection_cap := GREATEST(1, floor(COALESCE(h.connection_cap, GREATEST(1, p_connections)) * 0.5));
                 h.last_decrease := t;
@@ -192,6 +195,10 @@ extension PostgresDownloadStore: SharedHostBudget {
             INSERT INTO haul_host (host) VALUES (p_host) ON CONFLICT (host) DO NOTHING;
             -- A new policy counts the requests of the current window against itself (at most a second on).
             UPDATE haul_host SET
+                backoff_rate = CASE WHEN p_millirate > 0 AND policy_rate IS NULL AND backoff_rate IS NOT NULL
+                    THEN GREATEST(backoff_rate, p_millirate / 1000.0 * 0.8) ELSE backoff_rate END,
+                decreased_from = CASE WHEN p_millirate > 0 AND policy_rate IS NULL AND backoff_rate IS NOT NULL
+                    THEN p_millirate / 1000.0 ELSE decreased_from END,
                 next_slot = CASE WHEN p_millirate > 0 AND policy_rate IS DISTINCT FROM p_millirate / 1000.0
                     THEN GREATEST(next_slot, LEAST(
                         window_start + window_count * (1e6 / (p_millirate / 1000.0 * 0.9)) * interval '1 microsecond',

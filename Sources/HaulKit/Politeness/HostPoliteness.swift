@@ -102,8 +102,17 @@ struct HostPoliteness: Sendable, Equatable {
             holdUntil = max(holdUntil ?? .zero, until)
         }
         if let last = lastDecrease, now - last < Self.decreaseSpacing { return }
-        let current = [backoffRate, measuredRate(at: now), policyRate].compactMap { $0 }.min() ?? 2
-        let factor = policyRate.map { current <= $0 } == true ? Self.decreaseUnderPolicy : Self.decrease
+        // Under a known policy the cut starts from it (a rate measured over a burst says little); else from the
+        // rate measured, or 2/s when nothing is known.
+        let current: Double
+        let factor: Double
+        if let policyRate {
+            current = min(backoffRate ?? policyRate, policyRate)
+            factor = Self.decreaseUnderPolicy
+        } else {
+            current = [backoffRate, measuredRate(at: now)].compactMap { $0 }.min() ?? 2
+            factor = Self.decrease
+        }
         backoffRate = max(Self.lowestRate, current * factor)
         decreasedFrom = current
         connectionCap = max(1, Int((Double(connectionCap ?? max(1, connections)) * Self.decrease).rounded(.down)))
@@ -120,7 +129,7 @@ struct HostPoliteness: Sendable, Equatable {
         let seconds = (now - since).inSeconds
         lastIncrease = now
         if let rate = backoffRate, let from = decreasedFrom {
-            let raised = rate + max(0.1, from * Self.recoveryShare) * seconds
+            let raised = rate + max(0.1, max(from, policyRate ?? 0) * Self.recoveryShare) * seconds
             backoffRate = raised >= from * 2 ? nil : raised
         }
         if let cap = connectionCap {
@@ -134,6 +143,11 @@ struct HostPoliteness: Sendable, Equatable {
     /// rate (at most a second on), so the burst sent before it was known does not add to the paced ones.
     mutating func learn(_ headers: RateLimitHeaders, at now: Duration) {
         if let rate = headers.policyRate, rate != policyRate, rate > 0 {
+            if policyRate == nil, let backoff = backoffRate {
+                // A backoff guessed before the policy was known gives way to the cut the policy calls for.
+                backoffRate = max(backoff, rate * Self.decreaseUnderPolicy)
+                decreasedFrom = rate
+            }
             policyRate = rate
             let window = recent.filter { now - $0 < .seconds(1) }
             if let first = window.first {

@@ -82,6 +82,26 @@ struct HostPolitenessTests {
         #expect(wait >= .milliseconds(420) && wait <= .milliseconds(450), "\(wait)")
     }
 
+    @Test("under a known policy a throttle cuts by a fifth from the policy and recovers in policy-sized steps")
+    func underPolicy() throws {
+        var host = HostPoliteness()
+        host.learn(RateLimitHeaders(policyRate: 20), at: .zero)
+        for step in 0..<8 { _ = host.reserve(gap: nil, at: .milliseconds(step)) }  // a burst: 8 "per second"
+        host.throttled("429 Too Many Requests", hold: .seconds(1), connections: 4, at: .milliseconds(10))
+        #expect(host.backoffRate == 16)
+        host.answered(maxConnections: 8, at: .seconds(2))
+        #expect(try #require(host.backoffRate) >= 17.9)  // 5% of 20 a second, for 2 s
+    }
+
+    @Test("a backoff guessed before the policy was known gives way to the policy's cut")
+    func policyAfterThrottle() {
+        var host = HostPoliteness()
+        host.throttled("429 Too Many Requests", hold: nil, connections: 4, at: .zero)
+        #expect(host.backoffRate == 1)
+        host.learn(RateLimitHeaders(policyRate: 20), at: .milliseconds(10))
+        #expect(host.backoffRate == 16)
+    }
+
     @Test("the rate is never cut below the floor")
     func floor() {
         var host = HostPoliteness()

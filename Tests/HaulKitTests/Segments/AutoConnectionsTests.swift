@@ -58,7 +58,8 @@ struct AutoConnectionsTests {
             harness, "/auto.bin", size: size, options: .init(connections: 8, adaptiveConnections: true))
         #expect(auto.counts.contains(8), "connection counts: \(auto.counts)")
         #expect(auto.best >= 0.9 * fixed.best, "auto \(auto.best / 1_048_576) MiB/s, -x 8 \(fixed.best / 1_048_576)")
-        #expect(auto.reachedAt <= .seconds(10), "reached after \(auto.reachedAt)")
+        // About 4 s on a quiet machine (docs/politeness.md); the bound leaves room for a suite running beside it.
+        #expect(auto.reachedAt <= .seconds(15), "reached after \(auto.reachedAt)")
         print(
             "capped 1 MiB/s per connection: -x 8 \(fixed.best / 1_048_576) MiB/s, auto \(auto.best / 1_048_576) MiB/s "
                 + "reached at \(auto.reachedAt), counts \(auto.counts)")
