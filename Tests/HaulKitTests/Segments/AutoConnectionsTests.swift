@@ -69,14 +69,14 @@ struct AutoConnectionsTests {
     @Test("uncapped loopback: auto keeps at most two connections, at the speed of one")
     func uncapped() async throws {
         let harness = try await Harness.make { $0.minimumSegmentSize = 256 * 1024 }
-        let size = 96 * 1024 * 1024
+        let size = 32 * 1024 * 1024
         let one = try await Self.fetch(harness, "/one.bin", size: size, options: .init(connections: 1))
         let auto = try await Self.fetch(
             harness, "/auto.bin", size: size, options: .init(connections: 16, adaptiveConnections: true))
         #expect(auto.counts.allSatisfy { $0 <= 2 }, "connection counts: \(auto.counts)")
         let ratio = one.elapsed / auto.elapsed
         #expect(ratio >= 0.7, "auto took \(auto.elapsed), -x 1 \(one.elapsed)")
-        print("uncapped loopback, 96 MiB: -x 1 \(one.elapsed), auto \(auto.elapsed), counts \(auto.counts)")
+        print("uncapped loopback, 32 MiB: -x 1 \(one.elapsed), auto \(auto.elapsed), counts \(auto.counts)")
         await harness.shutdown()
     }
 }
