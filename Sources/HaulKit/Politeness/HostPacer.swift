@@ -19,6 +19,7 @@ final class HostPacer: Sendable {
         /// last looked up there.
         var fleetLimited: Set<String> = []
         var lastFleetLook: [String: Duration] = [:]
+        var firstFleetLook: [String: Duration] = [:]
         /// Hosts that answered at least once (a reset from one of them is load shedding, not an outage).
         var answeredOnce: Set<String> = []
     }
@@ -61,7 +62,12 @@ final class HostPacer: Sendable {
                 let limited =
                     gap != nil || state?.ownGap != nil || (state?.holdUntil.map { $0 > now } ?? false)
                     || table.fleetLimited.contains(host)
-                let due = table.lastFleetLook[host].map { now - $0 >= .seconds(1) } ?? true
+                // A host new to this worker goes through the schedule for its first two seconds: the burst sent
+                // before its policy is known is counted there, for the policy to count it against itself.
+                let first = table.firstFleetLook[host] ?? now
+                table.firstFleetLook[host] = first
+                let due =
+                    now - first < .seconds(2) || table.lastFleetLook[host].map { now - $0 >= .seconds(1) } ?? true
                 if limited || due { table.lastFleetLook[host] = now }
                 return limited || due
             }
