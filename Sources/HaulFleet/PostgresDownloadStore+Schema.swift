@@ -181,6 +181,7 @@ extension PostgresDownloadStore {
             "v8: the event outbox",
             PostgresEventOutbox.migration
         ),
+        ("v9: hosts' request schedules and backoff, shared by the fleet", hostBudgetMigration),
     ]
 
     /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``

@@ -38,6 +38,9 @@ final class PostgresDownloadStore: DownloadStore {
     /// Claims, releases and lease renewals, on a connection of their own: a claim never waits behind a group's
     /// write (the manager starts the next download while the finishing group records the last ones).
     let leases: Lane
+    /// The hosts' request schedule (`haul_host`), on a connection of its own: a reservation per request never waits
+    /// behind a claim or a lease renewal.
+    let hosts: Lane
     private let listener: PostgresConnection
     /// How to connect: kept to connect again when the server came back (``probe()``).
     let connectionSettings: PostgresConnection.Configuration
@@ -79,6 +82,7 @@ final class PostgresDownloadStore: DownloadStore {
         }
         data = Lane(try connect(1))
         leases = Lane(try connect(3))
+        hosts = Lane(try connect(4))
         listener = try connect(2)
         try migrate()
         // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
@@ -115,7 +119,9 @@ final class PostgresDownloadStore: DownloadStore {
     deinit {
         heartbeatStopped.store(true, ordering: .relaxed)
         // A connection must be closed before it is released: each is kept until its close completes.
-        for open in [data.connection, leases.connection, listener] { open.close().whenComplete { _ in _ = open } }
+        for open in [data.connection, leases.connection, hosts.connection, listener] {
+            open.close().whenComplete { _ in _ = open }
+        }
     }
 
     /// The server process of `connection`: notifications name the one whose transaction sent them.

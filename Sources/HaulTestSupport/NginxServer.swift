@@ -83,6 +83,8 @@ public final class NginxServer: @unchecked Sendable {
                 http {
                     log_format haul '$request_uri $status $bytes_sent "$http_range" "$http_if_range"';
                     access_log \(prefix)/access.log haul;
+                    log_format times '$msec';
+                    access_log \(prefix)/times.log times;
                     client_body_temp_path \(prefix)/tmp;
                     proxy_temp_path \(prefix)/tmp;
                     fastcgi_temp_path \(prefix)/tmp;
@@ -125,6 +127,12 @@ public final class NginxServer: @unchecked Sendable {
     private var running: Process?
 
     public func url(_ path: String) -> URL { URL(string: "\(scheme)://127.0.0.1:\(port)\(path)")! }
+
+    /// When each request so far was answered (Unix time in seconds, to the millisecond), in order.
+    public var requestTimes: [Double] {
+        guard let text = try? String(contentsOf: directory.file("times.log"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { Double($0) }
+    }
 
     /// The access log so far.
     public var log: [LogEntry] {

@@ -117,6 +117,8 @@ public final class TestOrigin: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Refuses requests above a rate, and records when each arrived (`TestOrigin+RequestLimit.swift`).
+    public let requestLimit = TestOriginRequestLimit()
     /// The Digest nonce this origin hands out; a test may rotate it to see a stale nonce answered.
     let nonceState = Mutex("4f1c2b3a9e")
     var nonce: String { nonceState.withLock { $0 } }
@@ -298,6 +300,7 @@ public final class TestOrigin: Sendable {
         let headers = head.headers.map { ($0.name, $0.value) }
         let (route, scripted, faults, index, counted) = state.withLock { state in
             var scripted = state.faults.scripted.isEmpty ? nil : state.faults.scripted.removeFirst()
+            if scripted == nil { scripted = requestLimit.admit() }
             if scripted == nil, let cap = state.faults.refuseAbove, state.activeResponses >= cap {
                 scripted = (503, [("Retry-After", "1")])
             }

@@ -36,7 +36,7 @@ struct Haul: AsyncParsableCommand {
         version: BuildInfo.current.line,
         subcommands: [
             Get.self, Add.self, Run.self, List.self, Info.self, Pause.self, Resume.self, Remove.self, Verify.self,
-            Repair.self, Serve.self,
+            Repair.self, Serve.self, Hosts.self,
             Version.self,
         ]
     )

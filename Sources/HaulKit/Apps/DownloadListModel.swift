@@ -163,7 +163,7 @@ public final class DownloadListModel {
         case .waitingForSpace(let shortage):
             // The reason it shows while it waits (``DownloadSnapshot/isWaitingForSpace``), gone once there is room.
             snapshot.lastError = shortage.map { DownloadError.waitingForSpace($0) }
-        case .added, .mirrorDropped, .fileChanged:
+        case .added, .mirrorDropped, .fileChanged, .connections:
             return
         }
         rows[index].snapshot = snapshot

@@ -110,7 +110,7 @@ final class ProgressLink: Sendable {
         case .status(.removed):
             stop()
             if !progress.isCancelled { progress.cancel() }
-        case .added, .retrying, .mirrorDropped, .fileChanged, .verified, .waitingForSpace:
+        case .added, .retrying, .mirrorDropped, .fileChanged, .verified, .waitingForSpace, .connections:
             break
         }
     }

@@ -27,6 +27,9 @@ public struct DownloadEvent: Sendable {
         /// The complete file was verified (or why it was not), just before it completes; `sources`: the bytes each
         /// source served.
         case verified(DownloadVerification, sources: [DownloadSourceBytes])
+        /// The download now fetches over `count` connections (``DownloadOptions/adaptiveConnections``), and why: the
+        /// speed measured with the previous count, the host's allowance, or a refusal.
+        case connections(Int, reason: String)
     }
 
     /// What is done about a completed file that changed on disk (``Change/fileChanged(how:action:)``).

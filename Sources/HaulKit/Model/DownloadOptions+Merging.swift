@@ -17,9 +17,13 @@ extension DownloadOptions {
         }
         if newer.priority != defaults.priority { merged.priority = newer.priority }
         if let limit = newer.speedLimit { merged.speedLimit = limit }
+        if let pacing = newer.requestPacing { merged.requestPacing = pacing }
         if !newer.metadata.isEmpty { merged.metadata.merge(newer.metadata) { _, new in new } }
         if newer.onResourceChange != defaults.onResourceChange { merged.onResourceChange = newer.onResourceChange }
         if newer.connections != defaults.connections { merged.connections = newer.connections }
+        if newer.adaptiveConnections != defaults.adaptiveConnections {
+            merged.adaptiveConnections = newer.adaptiveConnections
+        }
         if let credentials = newer.credentials { merged.credentials = credentials }
         if newer.redirects != defaults.redirects { merged.redirects = newer.redirects }
         if !newer.mirrors.isEmpty { merged.mirrors = newer.mirrors }

@@ -45,6 +45,13 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     public var pieces: PieceHashes?
     /// Who gave ``checksum``: the user (default) or a Metalink; the final word says which.
     public var checksumSource: DownloadVerification.Source
+    /// How often this download's requests may go to its host, on top of the manager's
+    /// ``DownloadManager/Configuration/requestPacing`` (the stricter wins). Default nil: the manager's alone.
+    public var requestPacing: RequestPacing?
+    /// Whether the number of connections is chosen by measurement (`-x auto`): the download starts with one and
+    /// doubles them while the total speed grows by a fifth or more and the host allows, up to ``connections``; see
+    /// `docs/politeness.md`. Default false: ``connections`` is the number.
+    public var adaptiveConnections: Bool
 
     public init(
         checksum: Checksum? = nil,
@@ -60,8 +67,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         existingFile: ExistingFilePolicy = .automatic,
         serverDigests: ServerDigestPolicy = .verify,
         pieces: PieceHashes? = nil,
-        checksumSource: DownloadVerification.Source = .user
+        checksumSource: DownloadVerification.Source = .user,
+        requestPacing: RequestPacing? = nil,
+        adaptiveConnections: Bool = false
     ) {
+        self.requestPacing = requestPacing
+        self.adaptiveConnections = adaptiveConnections
         self.checksum = checksum
         self.headers = headers
         self.priority = priority
@@ -80,7 +91,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case checksum, headers, priority, speedLimit, metadata, onResourceChange, connections, credentials, redirects
-        case mirrors, existingFile, serverDigests, pieces, checksumSource
+        case mirrors, existingFile, serverDigests, pieces, checksumSource, requestPacing
+        case adaptiveConnections
     }
 
     /// Decodes options stored by any version: fields added later get their defaults.
@@ -95,6 +107,8 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
         connections = try container.decodeIfPresent(Int.self, forKey: .connections) ?? 1
         credentials = try container.decodeIfPresent(Credentials.self, forKey: .credentials)
         redirects = try container.decodeIfPresent(RedirectPolicy.self, forKey: .redirects) ?? .init()
+        requestPacing = try container.decodeIfPresent(RequestPacing.self, forKey: .requestPacing)
+        adaptiveConnections = try container.decodeIfPresent(Bool.self, forKey: .adaptiveConnections) ?? false
         mirrors = try container.decodeIfPresent([URL].self, forKey: .mirrors) ?? []
         existingFile = try container.decodeIfPresent(ExistingFilePolicy.self, forKey: .existingFile) ?? .automatic
         serverDigests = try container.decodeIfPresent(ServerDigestPolicy.self, forKey: .serverDigests) ?? .verify

@@ -37,6 +37,11 @@ extension DownloadManager {
         /// How much room downloads leave on their file systems, and how they wait for it (`--min-free-space`):
         /// a download that would go below the floor, or that finds no room to write, waits until there is.
         public var freeSpace = FreeSpacePolicy()
+        /// How often requests may go to one host (`--max-requests-per-host`, `--wait`, `--random-wait`): every
+        /// download of the host takes its requests from one schedule (with a shared ``store``, the fleet's). A
+        /// download's ``DownloadOptions/requestPacing`` may make its own requests stricter. Default nil: no fixed rate
+        /// (a host's `RateLimit-Policy` and its throttles still pace it; see `docs/politeness.md`).
+        public var requestPacing: RequestPacing?
         /// The proxies requests go through (nil: every request goes directly). ``ProxySettings/fromEnvironment(_:)``
         /// reads them as curl does.
         public var proxy: ProxySettings?

@@ -42,6 +42,10 @@ public actor DownloadManager {
     var hostKeys: [DownloadID: String] = [:]
     /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
+    /// Hosts that hold their downloads (a `Retry-After`, a spent request budget), with the jobs waiting for them off
+    /// their slots: the hosts' queued downloads wait until the first of those jobs takes a slot again (see
+    /// `DownloadManager+Politeness.swift`).
+    var heldHosts: [String: Set<DownloadID>] = [:]
     /// Finishing downloads whose connections are still counted in a store that claims together, and whose slots the
     /// next ``schedule()`` (queued behind the calls waiting for this actor) gives out; see `jobFinishing`.
     var connectionsDone: [DownloadID] = []
@@ -72,13 +76,17 @@ public actor DownloadManager {
     /// What every job is given: made on the first start, then shared (one per job was an object and four closures).
     lazy var jobEnvironment = JobEnvironment(
         session: session, store: store, events: hub, settings: engineSettings, globalLimiter: globalLimiter,
-        widenClaim: { [store, limit = configuration.maxConnectionsPerHost] id, host, wanted in
-            store.widenClaim(id, share: HostShare(host: host, wanted: wanted, limit: limit))
+        widenClaim: { [store, pacer = session.pacer, limit = configuration.maxConnectionsPerHost] id, host, wanted in
+            // A host that throttled gets no more connections than its backoff allows.
+            let allowed = min(wanted, pacer.connectionCap(host) ?? wanted)
+            return store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: limit))
         },
         urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
         finishingStarts: { [weak self] id, heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
         slotNeeded: { [weak self] id in await self?.jobNeedsSlot(id) },
         spaceWait: { [weak self] id, shortage in await self?.jobWaitsForSpace(id, shortage) },
+        hostWaitStarts: { [weak self] id, host, wait in await self?.jobWaitsForHost(id, host: host, for: wait) ?? false
+        },
         reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
             guard let self else { throw .internalError("the manager is gone") }
             return try await self.reserveDestination(
@@ -113,7 +121,10 @@ public actor DownloadManager {
             tls: configuration.tls, addressFamily: configuration.addressFamily)
         session = HTTPSession(
             transport: transport, netrc: configuration.netrc, cookies: configuration.cookies,
-            gate: HostGate(policy: configuration.retry, clock: configuration.clock))
+            gate: HostGate(policy: configuration.retry, clock: configuration.clock),
+            pacer: HostPacer(
+                pacing: configuration.requestPacing, maxConnections: configuration.maxConnectionsPerHost,
+                shared: store.sharedHostBudget, clock: configuration.clock))
         globalLimiter = RateLimiter(bytesPerSecond: configuration.globalSpeedLimit, clock: configuration.tickClock)
         for (host, limit) in configuration.hostSpeedLimits {
             guard limit > 0 else { throw .invalidRequest("the speed limit for \(host) must be positive, got \(limit)") }
@@ -260,7 +271,7 @@ public actor DownloadManager {
     func schedule() {
         while true {
             // Downloads of a host known busy wait without asking the store (one refusal a tick per host).
-            let busy = busyHosts
+            let busy = heldHosts.isEmpty ? busyHosts : busyHosts.union(heldHosts.keys)
             let starts = lifecycle.schedule(
                 holdingBack: busy.isEmpty
                     ? nil
@@ -368,6 +379,11 @@ public actor DownloadManager {
     /// The job has its complete file: its slot goes to the next queued download while the file is finished.
     private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) {
         guard lifecycle.finishingStarted(id, holding: heldBytes) else { return }
+        slotGivenBack(id)
+    }
+
+    /// The job gave its slot back (it holds no connection): the next queued download takes it.
+    func slotGivenBack(_ id: DownloadID) {
         guard store.claimsTogether else { return schedule() }
         // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
         // given back together, and the next downloads claimed together.
@@ -381,12 +397,18 @@ public actor DownloadManager {
     }
 
     /// Returns once the job, which gave its slot back, has one again.
-    private func jobNeedsSlot(_ id: DownloadID) async {
-        guard !lifecycle.slotNeeded(id) else { return }
+    func jobNeedsSlot(_ id: DownloadID) async {
+        // A job back from waiting for its host ends the host's hold: its queued downloads may start again.
+        let released = hostWaitEnded(id)
+        guard !lifecycle.slotNeeded(id) else {
+            if released { schedule() }
+            return
+        }
         await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
     private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+        hostWaitEnded(id)
         // Release the claim only once the outcome is in the database, so no other process takes over a download
         // that was just paused or finished.
         guard jobs.removeValue(forKey: id) != nil, var record = records[id] else {

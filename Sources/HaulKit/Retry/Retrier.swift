@@ -23,12 +23,15 @@ final class Retrier: Sendable {
     private let events: EventHub
     private let id: DownloadID
     private let target: RequestTarget?
+    /// Gives the download's slot away during a long wait the host asked for (`Retry-After` on 429 or 503).
+    private let slot: SlotYield?
 
     init(
         id: DownloadID, settings: EngineSettings, events: EventHub, target: RequestTarget? = nil,
-        startingWith bytes: Int64
+        slot: SlotYield? = nil, startingWith bytes: Int64
     ) {
         self.id = id
+        self.slot = slot
         self.target = target
         self.settings = settings
         self.events = events
@@ -87,7 +90,12 @@ final class Retrier: Sendable {
             settings.logger.debug(
                 "retrying", metadata: ["download": "\(id)", "attempt": "\(attempt)", "error": "\(error)"])
             events.yield(id, .retrying(error, attempt: attempt, delay: delay))
-            try await settings.clock.sleep(for: delay)
+            if let slot, error.retryAfter != nil, delay >= HostPacer.slotYieldThreshold, let host = target?.host {
+                // The host asked for the wait: another host's download uses the slot meanwhile.
+                try await slot.away(for: delay, host: host, clock: settings.clock)
+            } else {
+                try await settings.clock.sleep(for: delay)
+            }
         }
     }
 

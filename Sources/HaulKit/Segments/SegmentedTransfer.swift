@@ -71,16 +71,74 @@ struct SegmentedTransfer: Sendable {
     /// Where each response's digests are noted (the primary's whole-file digest, every response's own).
     let ledger: DigestLedger
     var logger: Logger
+    /// `-x auto`: the count is chosen by measurement (``ConnectionTuner``); nil: ``connections`` it is.
+    var adaptive: Adaptive?
+
+    /// What `-x auto` needs: the most connections, and how many of `wanted` the host allows now (its share of the
+    /// per-host limit, with its backoff).
+    struct Adaptive: Sendable {
+        var maximum: Int
+        var allowed: @Sendable (_ wanted: Int) -> Int
+    }
 
     /// Returns when no segment is left to claim (the caller checks that the plan is complete).
     func run(opening: Opening?) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // A child task's result: true for a connection, false for a tuning tick.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<connections {
                 let first = index == 0 ? opening : nil
-                group.addTask { try await worker(index, opening: first) }
+                group.addTask {
+                    try await worker(index, opening: first)
+                    return true
+                }
             }
-            try await group.waitForAll()
+            guard let adaptive else {
+                try await group.waitForAll()
+                return
+            }
+            let clock = environment.settings.tickClock
+            let stopwatch = Stopwatch(clock)
+            var tuner = ConnectionTuner(
+                maximum: adaptive.maximum, connections: connections, bytes: state.current.received, at: .zero)
+            var working = connections
+            if !tuner.settled { group.addTask { await Self.tick(clock) } }
+            while let isConnection = try await group.next() {
+                if isConnection {
+                    working -= 1
+                    if working == 0 { group.cancelAll() }  // the plan is done: the tick ends too
+                    continue
+                }
+                guard working > 0 else { continue }
+                let wanted = min(tuner.connections * 2, adaptive.maximum)
+                let decision = tuner.measured(
+                    bytes: state.current.received, at: stopwatch.elapsed,
+                    allowed: wanted > tuner.connections ? adaptive.allowed(wanted) : wanted)
+                switch decision {
+                case .measure:
+                    break
+                case .add(let count, let reason):
+                    logger.info("adding connections", metadata: ["connections": "\(count)", "reason": "\(reason)"])
+                    environment.events.yield(id, .connections(count, reason: reason))
+                    for index in working..<count {
+                        group.addTask {
+                            try await worker(index, opening: nil)
+                            return true
+                        }
+                    }
+                    working = count
+                case .settle(let reason):
+                    logger.info("connections settled", metadata: ["connections": "\(working)", "reason": "\(reason)"])
+                    environment.events.yield(id, .connections(working, reason: reason))
+                }
+                if !tuner.settled { group.addTask { await Self.tick(clock) } }
+            }
         }
+    }
+
+    /// Waits one tuning interval (or until cancelled); false: not a connection.
+    private static func tick(_ clock: any Clock<Duration>) async -> Bool {
+        try? await clock.sleep(for: ConnectionTuner.interval)
+        return false
     }
 
     private func worker(_ index: Int, opening: Opening?) async throws {
@@ -126,6 +184,11 @@ struct SegmentedTransfer: Sendable {
                 if index > 0, failure.isRefusal, board.workerChanged(by: 0) > 1 {
                     // The server refuses this extra connection: leave the work to the others.
                     logger.info("dropping a connection", metadata: ["connection": "\(index)", "error": "\(failure)"])
+                    if adaptive != nil {
+                        let left = board.workerChanged(by: 0) - 1
+                        environment.events.yield(
+                            id, .connections(left, reason: "the server refused a connection (\(failure.summary))"))
+                    }
                     return
                 }
                 setback = failure

@@ -90,6 +90,8 @@ package protocol DownloadStore: AnyObject, Sendable {
     /// Whether ``claim(_:viewToken:)`` of several downloads costs less than a claim of each: a store across a network
     /// answers them in one round trip, and the manager then gathers the downloads it starts together.
     var claimsTogether: Bool { get }
+    /// Where the fleet keeps its hosts' request schedules and backoff; nil (the default) for a store of one process.
+    var sharedHostBudget: (any SharedHostBudget)? { get }
     /// Claims several downloads in order, each as ``claim(_:share:viewToken:)`` would (a later one sees the host's
     /// connections the earlier ones took), and returns their outcomes in the same order.
     func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome]
@@ -142,6 +144,7 @@ package enum ClaimOutcome: Equatable, Sendable {
 
 extension DownloadStore {
     package var claimsTogether: Bool { false }
+    package var sharedHostBudget: (any SharedHostBudget)? { nil }
 
     package func connectionsDone(_ ids: [DownloadID]) {}
 

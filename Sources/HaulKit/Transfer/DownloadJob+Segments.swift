@@ -13,9 +13,11 @@ extension DownloadJob {
     /// other workers) may hold the host's connections.
     mutating func grantedConnections() -> Int {
         if let connectionGrant { return connectionGrant }
+        // `-x auto` starts with one connection, and its tuner asks for more while they pay.
+        let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
         let granted =
-            connectionsAllowed > 1
-            ? max(1, min(connectionsAllowed, environment.widenClaim(id, host, connectionsAllowed))) : 1
+            connectionsAllowed > 1 && wanted > 1
+            ? max(1, min(wanted, environment.widenClaim(id, host, wanted))) : 1
         connectionGrant = granted
         return granted
     }
@@ -68,7 +70,12 @@ extension DownloadJob {
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: grantedConnections(), ledger: ledger, logger: logger)
+            connections: grantedConnections(), ledger: ledger, logger: logger,
+            adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
+                ? SegmentedTransfer.Adaptive(
+                    maximum: connectionsAllowed,
+                    allowed: { [environment, id, host] wanted in environment.widenClaim(id, host, wanted) })
+                : nil)
         do {
             try await transfer.run(opening: opening)
         } catch let restart as SegmentedTransfer.Restart {

@@ -48,6 +48,8 @@ struct DownloadJob {
     var board: SegmentBoard? { state.current.board }
     /// The failure policy of this run, shared with every connection and the monitor.
     let retrier: Retrier
+    /// How it gives its slot away while its host makes it wait.
+    let slot: SlotYield
     let stopwatch: Stopwatch
     /// Starts the progress and checkpoint monitor once the job runs long enough to need it.
     let monitorLauncher: MonitorLauncher
@@ -88,9 +90,13 @@ struct DownloadJob {
         // A set of its own even without mirrors: the download's URL may name some (`Link: rel=duplicate`).
         mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
         ledger = DigestLedger(verifies: record.options.serverDigests.verifies)
+        let id = record.downloadID
+        slot = SlotYield(
+            release: { [environment] host, wait in await environment.hostWaitStarts(id, host, wait) },
+            reclaim: { [environment] in await environment.slotNeeded(id) })
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
-            startingWith: 0)
+            slot: slot, startingWith: 0)
         stopwatch = Stopwatch(environment.settings.clock)
         var logger = environment.settings.logger
         logger[metadataKey: "download"] = "\(record.downloadID)"
@@ -373,7 +379,8 @@ struct DownloadJob {
         RequestProfile(
             userAgent: settings.userAgent,
             custom: record.options.headers + (record.options.serverDigests == .ask ? Self.digestWishes : []),
-            credentials: record.options.credentials, redirects: record.options.redirects)
+            credentials: record.options.credentials, redirects: record.options.redirects,
+            pacing: record.options.requestPacing, slot: slot)
     }
 
     /// Sends the request of a one-connection attempt. With several connections the first request asks for a

@@ -29,6 +29,9 @@ final class JobEnvironment: Sendable {
     /// slot to the next download and shows the reason (``DownloadLifecycle/spaceRanOut(_:)``). After nil, the job
     /// asks for a slot with ``slotNeeded`` before it connects.
     let spaceWait: @Sendable (_ id: DownloadID, _ shortage: FreeSpaceShortage?) async -> Void
+    /// Gives the slot of download `id` to another host's download while `host` makes it wait `wait` (a `Retry-After`,
+    /// the host's request budget); returns whether it was given. ``slotNeeded`` takes one back.
+    let hostWaitStarts: @Sendable (_ id: DownloadID, _ host: String, _ wait: Duration) async -> Bool
     /// Asks the manager for a free path for `name` in `directory` and records it for the download; with
     /// `replacing`, a file already there (that no other download writes) counts as free. `journal`: the download may
     /// keep a segment journal beside its part file (see ``DestinationReservations``).
@@ -56,6 +59,7 @@ final class JobEnvironment: Sendable {
         finishingStarts: @escaping @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void,
         slotNeeded: @escaping @Sendable (_ id: DownloadID) async -> Void,
         spaceWait: @escaping @Sendable (_ id: DownloadID, _ shortage: FreeSpaceShortage?) async -> Void,
+        hostWaitStarts: @escaping @Sendable (_ id: DownloadID, _ host: String, _ wait: Duration) async -> Bool,
         reserveDestination:
             @escaping @Sendable (
                 _ id: DownloadID, _ directory: String, _ name: String, _ replacing: Bool, _ journal: Bool
@@ -74,6 +78,7 @@ final class JobEnvironment: Sendable {
         self.finishingStarts = finishingStarts
         self.slotNeeded = slotNeeded
         self.spaceWait = spaceWait
+        self.hostWaitStarts = hostWaitStarts
         self.reserveDestination = reserveDestination
     }
 }

@@ -9,6 +9,8 @@ actor RequestTarget {
 
     private let id: DownloadID
     private let added: String
+    /// The added URL's host, lowercased: the host a `Retry-After` holds.
+    nonisolated let host: String
     private let provider: URLProvider?
     private(set) var url: String
     /// Bumped each time the URL is replaced.
@@ -18,6 +20,7 @@ actor RequestTarget {
     init(id: DownloadID, url: String, provider: URLProvider?) {
         self.id = id
         self.added = url
+        host = URLHost.lowercased(in: url)
         self.url = url
         self.provider = provider
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOHTTP1
 
 /// How one manager sends a download's requests over the shared ``HTTPTransport``: redirects followed safely
 /// (``RedirectPolicy``), authentication challenges answered (Basic, Digest) with the download's credentials or the
@@ -11,6 +12,8 @@ struct HTTPSession: Sendable {
     let cookies: CookieJar?
     /// The hosts that fail every request; their requests fail at once once that has lasted long enough.
     let gate: HostGate
+    /// Every host's request schedule and backoff (``HostPacer``).
+    let pacer: HostPacer
     let authenticator = Authenticator()
 
     /// Sends `GET url` with `profile`'s headers and the range, follows up to ``HTTPTransport/maximumRedirects``
@@ -70,17 +73,31 @@ struct HTTPSession: Sendable {
             // No new async function here: each one's frame may cost an allocation per request.
             let probing = try admit(current, logger: logger)
             defer { if let probing { gate.probeEnded(probing) } }
+            let host = current.host?.lowercased() ?? ""
+            try await pacer.pace(host, pacing: profile.pacing, slot: profile.slot)
             let response: HTTPClientResponse
             do {
                 response = try await transport.get(
                     current.absoluteString, headers: headers, decoding: decoding, logger: clientLogger)
             } catch let error where !Task.isCancelled && DownloadError.isHostFailure(error) {
+                let unreachable = DownloadError.isUnreachable(error)
+                // A host that answered before and now drops connections sheds load: it is throttling.
+                await pacer.failed(host, underLoad: !unreachable && pacer.hasAnswered(host))
                 let final = gate.failed(
                     transport.route(for: current), with: .mapping(error, stallTimeout: .zero),
-                    unreachable: DownloadError.isUnreachable(error))
+                    unreachable: unreachable)
                 throw final ?? error
+            } catch {
+                pacer.abandoned(host)
+                throw error
             }
             let code = Int(response.status.code)
+            await pacer.answered(
+                host, status: code, reason: response.status.reasonPhrase,
+                retryAfter: code == 429 || code == 503
+                    ? response.headers.first(name: "Retry-After").flatMap { RetryAfter.delay(from: $0, now: Date()) }
+                    : nil,
+                headers: Self.rateLimitHeaders(response.headers))
             if code >= 500 || code == 408 || code == 429 {
                 // An answer that says "not now" is no sign the host serves: a CDN in front of a dead origin says 502.
                 gate.failed(
@@ -168,6 +185,17 @@ struct HTTPSession: Sendable {
         case .refuse(let error):
             throw error
         }
+    }
+
+    /// What the rate-limit fields of a response say (nothing, without reading them, when it has none).
+    static func rateLimitHeaders(_ headers: HTTPHeaders) -> RateLimitHeaders {
+        guard headers.contains(where: { $0.name.utf8.count >= 9 && $0.name.lowercased().contains("ratelimit") })
+        else { return RateLimitHeaders() }
+        return RateLimitHeaders(
+            { name in
+                let values = headers[name]
+                return values.isEmpty ? nil : values.joined(separator: ", ")
+            }, nowSeconds: Date().timeIntervalSince1970)
     }
 
     /// Header fields as `Name: value` lines, the whole value of a credential (``HTTPHeaderField/isCredential``)

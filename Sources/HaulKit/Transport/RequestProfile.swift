@@ -5,6 +5,10 @@ struct RequestProfile: Sendable {
     var custom: [HTTPHeaderField]
     var credentials: Credentials?
     var redirects: RedirectPolicy
+    /// The download's own request pacing (added to the manager's), if any.
+    var pacing: RequestPacing? = nil
+    /// How the download gives its slot away while its host makes it wait; nil: it keeps it.
+    var slot: SlotYield? = nil
 
     /// Headers that go to every origin: they identify the client, they do not authorize it.
     private static let unprivileged: Set<String> = ["user-agent", "referer"]

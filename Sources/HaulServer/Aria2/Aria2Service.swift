@@ -21,6 +21,7 @@ public actor Aria2Service {
         "aria2.getGlobalStat", "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion",
         "aria2.getSessionInfo", "aria2.shutdown", "aria2.forceShutdown", "aria2.saveSession", "system.multicall",
         "system.listMethods", "system.listNotifications", "haul.subscribe", "haul.remove", "haul.page", "haul.details",
+        "haul.getHosts",
     ]
 
     /// Every notification `system.listNotifications` reports.

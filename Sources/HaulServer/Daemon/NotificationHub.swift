@@ -80,7 +80,7 @@ public actor NotificationHub {
                     fields["eta"] = .string(String(Int64(eta.components.seconds)))
                 }
                 await broadcast("haul.onDownloadProgress", .object(fields), subscribedOnly: true, about: event.id)
-            case .added, .restarted, .retrying, .mirrorDropped, .fileChanged, .verified, .waitingForSpace:
+            case .added, .restarted, .retrying, .mirrorDropped, .fileChanged, .verified, .waitingForSpace, .connections:
                 continue
             }
         }

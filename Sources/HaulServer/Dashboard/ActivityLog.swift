@@ -63,6 +63,7 @@ final class ActivityLog: Sendable {
         case .waitingForSpace(let shortage):
             line = shortage.map(\.description) ?? "there is room again: going on"
         case .mirrorDropped(let url, let reason): line = "mirror \(url.absoluteString) dropped: \(reason)"
+        case .connections(let count, let reason): line = "\(count) connections: \(reason)"
         case .fileChanged(let how, let action): line = "the completed file \(how): \(Self.describe(action))"
         case .verified(let verification, let sources):
             let served =

@@ -122,7 +122,9 @@ public final class DaemonMetrics: Sendable {
             counter(Names.completed).increment()
         case .status(.failed(let error)):
             counter(Names.failed, [("reason", error.code.name)]).increment()
-            if error.code == .checksumMismatch { counter(Names.verificationFailures).increment() }
+            if error.code == .checksumMismatch || error.code == .serverDigestMismatch {
+                counter(Names.verificationFailures).increment()
+            }
         case .status(.removed):
             tracking.withLock {
                 $0.received[id] = nil
@@ -130,7 +132,7 @@ public final class DaemonMetrics: Sendable {
             }
         case .waitingForSpace(let shortage):
             if shortage != nil { counter(Names.spaceWaits).increment() }
-        case .status, .mirrorDropped, .fileChanged, .verified:
+        case .status, .mirrorDropped, .fileChanged, .verified, .connections:
             break
         }
     }

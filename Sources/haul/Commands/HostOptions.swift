@@ -20,6 +20,23 @@ struct HostOptions: ParsableArguments {
     var hostConnections: Int = 32
 
     @Option(
+        name: .customLong("max-requests-per-host"),
+        help: ArgumentHelp(
+            "At most RATE requests to one host, e.g. 20/s, 600/min, 3000/h (with --database, over every worker).",
+            valueName: "RATE"))
+    var maxRequestsPerHost: String?
+
+    @Option(
+        name: .customLong("wait"),
+        help: ArgumentHelp("At least SECONDS between two requests to one host (wget's --wait).", valueName: "SECONDS"))
+    var wait: String?
+
+    @Flag(
+        name: .customLong("random-wait"),
+        help: "Multiply each gap between requests to one host by a random factor from 0.5 to 1.5 (wget's).")
+    var randomWait = false
+
+    @Option(
         name: .customLong("url-command"),
         help: ArgumentHelp(
             "When a URL is refused as expired (401, 403, 410), run CMD for a fresh one (its first line of output; "
@@ -31,6 +48,32 @@ struct HostOptions: ParsableArguments {
             throw ValidationError("--host-connections must be at least 1 and at most 1000, got \(hostConnections)")
         }
         _ = try hostLimits()
+        _ = try requestPacing()
+    }
+
+    /// `--max-requests-per-host`, `--wait` and `--random-wait` as a pacing; nil when none is given.
+    func requestPacing() throws -> RequestPacing? {
+        var pacing = RequestPacing(randomWait: randomWait)
+        if let maxRequestsPerHost {
+            do {
+                pacing.maxRequestsPerHost = try RequestRate(parsing: maxRequestsPerHost)
+            } catch {
+                throw ValidationError("--max-requests-per-host: \(error.summary)")
+            }
+        }
+        if let wait { pacing.wait = try Self.waitDuration(wait, name: "--wait") }
+        if randomWait, pacing.isEmpty {
+            throw ValidationError("--random-wait randomises the gap of --wait or --max-requests-per-host: give one")
+        }
+        return pacing.isEmpty ? nil : pacing
+    }
+
+    /// A wait in seconds (`0.5`, `2`), at most an hour.
+    static func waitDuration(_ text: String, name: String) throws -> Duration {
+        guard let seconds = Double(text.trimmingWhitespace()), seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+            throw ValidationError("\(name) must be a number of seconds from 0 to 3600, got '\(text)'")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// The `HOST=RATE` pairs as bytes per second by host.
@@ -52,6 +95,7 @@ struct HostOptions: ParsableArguments {
     func apply(to configuration: inout DownloadManager.Configuration) throws {
         configuration.maxConnectionsPerHost = hostConnections
         configuration.hostSpeedLimits = try hostLimits()
+        configuration.requestPacing = try requestPacing()
         configuration.urlProvider = urlCommand.map { URLCommand(command: $0).provider }
     }
 }

@@ -29,10 +29,14 @@ struct InputFile {
         var checksum: Checksum?
         var headers: [HTTPHeaderField] = []
         var connections: Int?
+        /// `max-requests-per-host=`, `wait=`, `random-wait=`: this download's own request pacing.
+        var pacing: RequestPacing?
     }
 
     /// The keys a line may set, with aria2's names for the same things.
-    static let keys = "out, dir, checksum, header, connections (or split), referer, user-agent"
+    static let keys =
+        "out, dir, checksum, header, connections (or split), referer, user-agent, max-requests-per-host, wait, "
+        + "random-wait"
 
     /// Input files already read, by path: `validate()` and `run()` both read the list, and standard input can be
     /// read once.
@@ -145,6 +149,18 @@ struct InputFile {
                     throw ValidationError("\(place): \(key)= must be 1 to 32, got '\(value)'")
                 }
                 entry.connections = count
+            case "max-requests-per-host":
+                entry.pacing = entry.pacing ?? RequestPacing()
+                entry.pacing?.maxRequestsPerHost = try RequestRate(parsing: value)
+            case "wait":
+                entry.pacing = entry.pacing ?? RequestPacing()
+                entry.pacing?.wait = try HostOptions.waitDuration(value, name: "wait=")
+            case "random-wait":
+                guard let flag = ["true": true, "yes": true, "false": false, "no": false][value.lowercased()] else {
+                    throw ValidationError("\(place): random-wait= must be true or false, got '\(value)'")
+                }
+                entry.pacing = entry.pacing ?? RequestPacing()
+                entry.pacing?.randomWait = flag
             default:
                 throw ValidationError("\(place): unknown option '\(key)' (keys: \(keys))")
             }

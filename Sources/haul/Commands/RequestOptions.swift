@@ -28,8 +28,10 @@ struct RequestOptions: ParsableArguments {
 
     @Option(
         name: [.customShort("x"), .customLong("connections")],
-        help: ArgumentHelp("Connections per download (1-32), used when the server supports ranges.", valueName: "N"))
-    var connections: Int = 4
+        help: ArgumentHelp(
+            "Connections per download (1-32), used when the server supports ranges; 'auto' starts with one and adds "
+                + "them while the speed grows and the host allows (up to 16).", valueName: "N|auto"))
+    var connections: ConnectionCount = .fixed(4)
 
     @Option(
         help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
@@ -100,6 +102,7 @@ struct RequestOptions: ParsableArguments {
         var checksum: Checksum?
         var connections: Int?
         var headers: [HTTPHeaderField] = []
+        var pacing: RequestPacing?
 
         init(url: URL, destination: DownloadDestination?, mirrors: [URL], entry: InputFile.Entry) {
             self.url = url
@@ -108,6 +111,7 @@ struct RequestOptions: ParsableArguments {
             checksum = entry.checksum
             connections = entry.connections
             headers = entry.headers
+            pacing = entry.pacing
         }
     }
 
@@ -133,7 +137,7 @@ struct RequestOptions: ParsableArguments {
         if [noClobber, overwrite, timestamping].filter({ $0 }).count > 1 {
             throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
         }
-        if !(1...32).contains(connections) { throw ValidationError("-x/--connections must be 1 to 32") }
+        if !connections.isValid { throw ValidationError("-x/--connections must be 1 to 32, or auto") }
         if noVerifyServerDigest, askDigest {
             throw ValidationError("--ask-digest asks for a digest to verify; it excludes --no-verify-server-digest")
         }
@@ -217,6 +221,7 @@ struct RequestOptions: ParsableArguments {
         options.mirrors = planned.mirrors
         if let checksum = planned.checksum { options.checksum = checksum }
         if let connections = planned.connections { options.connections = connections }
+        if let pacing = planned.pacing { options.requestPacing = pacing }
         for header in planned.headers {
             // The line's header replaces a -H of the same name.
             options.headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
@@ -236,7 +241,7 @@ struct RequestOptions: ParsableArguments {
     /// The engine options for every planned download; with `prompting`, a password missing from `--user` is asked
     /// for on the terminal.
     func downloadOptions(prompting: Bool = true) throws -> DownloadOptions {
-        var options = DownloadOptions(connections: connections)
+        var options = DownloadOptions(connections: connections.count, adaptiveConnections: connections == .auto)
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic

@@ -65,6 +65,10 @@ final class JSONOutput: SessionOutput {
         case .waitingForSpace(let shortage):
             record.type = shortage == nil ? "spaceAvailable" : "waitingForSpace"
             record.reason = shortage?.description
+        case .connections(let count, let reason):
+            record.type = "connections"
+            record.connections = count
+            record.reason = reason
         case .retrying(let error, let attempt, let delay):
             record.type = "retrying"
             record.attempt = attempt

@@ -184,7 +184,7 @@ struct TransferTable: Sendable {
         case .waitingForSpace(let shortage):
             entry.waitingForSpace = shortage
             entry.bytesPerSecond = 0
-        case .mirrorDropped:
+        case .mirrorDropped, .connections:
             break
         case .verified(let verification, let sources):
             entry.verification = verification

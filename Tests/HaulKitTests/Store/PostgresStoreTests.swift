@@ -46,7 +46,7 @@ struct PostgresStoreTests {
         // A second worker opens the same schema without migrating it again.
         let other = try Self.store(url, owner: "b")
         #expect(try other.fetchAll().map(\.id) == [1, 2])
-        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "8")
+        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "9")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
         #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }

@@ -1,0 +1,19 @@
+/// Where a fleet keeps its hosts' politeness state, so every worker takes its requests from one schedule and backs off
+/// together (HaulFleet's PostgreSQL table `haul_host`). Each call is one round trip; nil or false when the store cannot
+/// be reached (the worker then paces on its own state).
+package protocol SharedHostBudget: Sendable {
+    /// Reserves the next request to `host`, at least `gap` after the previous one of the fleet (and the gaps the
+    /// host's shared policy and backoff ask for). Returns the wait, the connections backoff allows (nil: no cap), and
+    /// whether anything limits the host in the fleet (a policy, a backoff, a hold).
+    func reserveRequest(
+        host: String, gap: Duration?, maxConnections: Int
+    ) async -> (
+        wait: Duration, connectionCap: Int?, limited: Bool
+    )?
+    /// Records a throttle of `host`: its reason, the hold it asked for, the connections open to it.
+    func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async
+    /// Records what the host announced: its policy's rate, and a hold while its budget is spent.
+    func recordPolicy(host: String, rate: Double?, hold: Duration?) async
+    /// Every host's state.
+    func hostStatuses() throws(DownloadError) -> [HostStatus]
+}

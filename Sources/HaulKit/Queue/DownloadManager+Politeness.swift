@@ -1,0 +1,37 @@
+import Foundation
+
+extension DownloadManager {
+    /// The politeness state of every host: the fleet's with a shared queue, else this manager's (see
+    /// `docs/politeness.md`).
+    public func hosts() throws(DownloadError) -> [HostStatus] {
+        if let shared = store.sharedHostBudget { return try shared.hostStatuses() }
+        return session.pacer.statuses()
+    }
+
+    /// A job waits `wait` for `host` (a `Retry-After`, its request budget): its slot goes to the next queued download
+    /// of another host meanwhile, and the host's queued downloads wait until the job takes a slot again (its wait is
+    /// the host's). Returns whether the slot was given (not when the job is being stopped, or as many jobs as allowed
+    /// are off their slots already).
+    func jobWaitsForHost(_ id: DownloadID, host: String, for wait: Duration) -> Bool {
+        guard !host.isEmpty, lifecycle.finishingStarted(id, holding: nil) else { return false }
+        configuration.logger.debug(
+            "waiting for the host without a slot",
+            metadata: ["download": "\(id)", "host": "\(host)", "seconds": "\(wait.inSeconds)"])
+        heldHosts[host, default: []].insert(id)
+        slotGivenBack(id)
+        return true
+    }
+
+    /// The job no longer waits for its host (it asks for a slot again, or it ended): the host's hold ends with the
+    /// first of its jobs to come back, and its queued downloads may start again.
+    /// Returns whether a hold ended.
+    @discardableResult
+    func hostWaitEnded(_ id: DownloadID) -> Bool {
+        guard !heldHosts.isEmpty, let host = heldHosts.first(where: { $0.value.contains(id) })?.key else {
+            return false
+        }
+        heldHosts[host] = nil
+        lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+        return true
+    }
+}
