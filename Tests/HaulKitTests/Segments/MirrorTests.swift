@@ -124,7 +124,10 @@ struct MirrorTests {
         var bad = TestOrigin.Resource(size: Self.size)
         bad.corrupted = (Self.size * 5 / 8)..<(Self.size * 5 / 8 + 100)
         mirror.serve("/file.bin", bad)
-        for origin in [harness.origin, mirror] { origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 } }
+        // The primary slower than the mirror: on a loaded machine the mirror still serves its segment (the corrupt
+        // bytes) before the primary could take it over.
+        harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+        mirror.setFaults { $0.bytesPerSecond = 6 * 1024 * 1024 }
         let checksum = try Checksum(.sha256, hex: TestContent.sha256(size: Self.size))
         let restarts = Mutex<[RestartReason]>([])
         let events = await harness.manager.events()
@@ -137,6 +140,7 @@ struct MirrorTests {
             harness, mirrors: [mirror.url("/file.bin")], connections: 2, checksum: checksum)
         collector.cancel()
         expectContent(file, size: Self.size)
+        #expect(mirror.bodyBytesSent(to: "/file.bin") > Self.size / 8, "the mirror served its segment")
         #expect(dropped.count == 1 && dropped.first?.1.contains("checksum") == true, "\(dropped)")
         #expect(restarts.withLock { $0 } == [.checksumMismatch])
         await harness.shutdown()
