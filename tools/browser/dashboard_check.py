@@ -18,20 +18,9 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from dashboard_driver import attribute, press, row
+from dashboard_driver import attribute, check, finish, press, row
 
 BASE, SECRET, RUNNING, FINISHED, ADD_1, ADD_2 = sys.argv[1:7]
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message, flush=True)
-    else:
-        print("ok:", message, flush=True)
-
-
 def rpc(method, *params):
     body = json.dumps({"jsonrpc": "2.0", "id": "c", "method": method, "params": ["token:" + SECRET, *params]})
     request = urllib.request.Request(BASE + "/jsonrpc", data=body.encode(), method="POST")
@@ -130,5 +119,4 @@ try:
 finally:
     driver.quit()
 
-print("dashboard checks:", "passed" if not failures else f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish("dashboard checks")
