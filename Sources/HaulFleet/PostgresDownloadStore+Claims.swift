@@ -14,15 +14,15 @@ extension PostgresDownloadStore {
     /// the function `haul_download_take_shares` (migration v5) locks the row, then the host (an advisory lock, so two
     /// workers never both take the last connection), then counts the host's connections in a statement of its own
     /// (a fresh snapshot, so it sees every claim committed before the lock was taken).
-    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        claim([(id, share)], viewToken: viewToken)[0]
+    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
+        await claim([(id, share)], viewToken: viewToken)[0]
     }
 
     var claimsTogether: Bool { true }
 
     /// One round trip for all: `haul_download_take_shares` (migration v5) takes them in order, counting each host's
     /// live connections once (under its advisory lock, as a single claim does) and adding what it grants.
-    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
+    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) async -> [ClaimOutcome] {
         guard !requests.isEmpty else { return [] }
         var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
         // Four arrays, one element per download each: ids, hosts, connections wanted, limits.
@@ -39,7 +39,7 @@ extension PostgresDownloadStore {
         let types = ["BIGINT", "TEXT", "BIGINT", "BIGINT"]
         let arguments = zip(arrays, types).map { "ARRAY[\($0.joined(separator: ", "))]::\($1)[]" }
         let granted =
-            (try? run(
+            (try? await run(
                 "SELECT \(Self.table)_take_shares($1, $2, \(arguments.joined(separator: ", ")))", values, on: leases
             ).rows.first).flatMap { row in
                 (try? row?.makeRandomAccess()[0].decode([Int64].self))?.map { Optional(Int($0)) }
@@ -62,8 +62,8 @@ extension PostgresDownloadStore {
 
     /// `haul_download_take_share` (migration v3) for a download this worker holds: as many of `share.wanted` connections
     /// as the host has left, never fewer than its lease has; 1 when the database cannot be reached.
-    func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
-        let rows = try? run(
+    func widenClaim(_ id: DownloadID, share: HostShare) async -> Int {
+        let rows = try? await run(
             "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, false)",
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
@@ -76,10 +76,10 @@ extension PostgresDownloadStore {
 
     /// One statement for all (a lease's column alone: nobody is notified), on the data connection, so it never
     /// takes the rows' locks in another order than a group's write running at the same time.
-    func connectionsDone(_ ids: [DownloadID]) {
+    func connectionsDone(_ ids: [DownloadID]) async {
         guard !ids.isEmpty else { return }
         for chunk in Self.idChunks(ids) {
-            _ = try? run(
+            _ = try? await run(
                 """
                 UPDATE \(Self.table) SET leaseConnections = 0
                 WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner = $1
@@ -88,19 +88,19 @@ extension PostgresDownloadStore {
     }
 
     /// No round trip for a download this worker does not hold (its completion gave the lease up already).
-    func release(_ id: DownloadID) {
+    func release(_ id: DownloadID) async {
         guard held.withLock({ $0.remove(id) }) != nil else { return }
-        _ = try? run(
+        _ = try? await run(
             """
             UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL, leaseHost = NULL, leaseConnections = NULL
             WHERE id = $1 AND leaseOwner = $2
             """, [.integer(id.rawValue), .text(owner)], on: leases)
     }
 
-    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
+    func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
         var claimed: Set<DownloadID> = []
         for chunk in Self.idChunks(ids) {
-            let rows = try? run(
+            let rows = try? await run(
                 """
                 SELECT id FROM \(Self.table)
                 WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner IS NOT NULL
@@ -116,9 +116,9 @@ extension PostgresDownloadStore {
         return claimed
     }
 
-    func claimHolders() throws(DownloadError) -> [DownloadID: String] {
+    func claimHolders() async throws(DownloadError) -> [DownloadID: String] {
         var holders: [DownloadID: String] = [:]
-        for row in try run(
+        for row in try await run(
             "SELECT id, leaseOwner FROM \(Self.table) WHERE leaseOwner IS NOT NULL AND leaseExpires >= now()"
         ).rows {
             let cells = row.makeRandomAccess()
@@ -132,11 +132,11 @@ extension PostgresDownloadStore {
 
     /// Stops renewing this worker's leases: they run out after ``leaseTimeout`` (what a worker that dies does).
     func stopRenewingLeases() {
-        heartbeatStopped.store(true, ordering: .relaxed)
+        heartbeat.withLock { $0?.cancel() }
     }
 
     /// The downloads whose lease this worker lost (it ran out and another worker took it), since the last call.
-    func lostClaims() -> Set<DownloadID> {
+    func lostClaims() async -> Set<DownloadID> {
         lost.withLock { lost in
             defer { lost = [] }
             return lost
@@ -144,11 +144,11 @@ extension PostgresDownloadStore {
     }
 
     /// Renews the leases this worker holds; the ones another worker took meanwhile are lost.
-    func renewLeases() {
+    func renewLeases() async {
         let mine = held.withLock { $0 }
         guard !mine.isEmpty else { return }
         guard
-            let rows = try? run(
+            let rows = try? await run(
                 """
                 UPDATE \(Self.table) SET leaseExpires = now() + \(interval)
                 WHERE leaseOwner = $1 RETURNING id

@@ -199,12 +199,12 @@ extension PostgresDownloadStore {
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
     /// has ``DownloadColumn``'s columns, in order, with their types.
-    func migrate() throws(DownloadError) {
-        try transaction { send throws(DownloadError) in
-            _ = try send("SELECT pg_advisory_xact_lock(7212345)", [])
-            _ = try send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])
+    func migrate() async throws(DownloadError) {
+        try await transaction { send throws(DownloadError) in
+            _ = try await send("SELECT pg_advisory_xact_lock(7212345)", [])
+            _ = try await send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])
             let applied = Set(
-                try send("SELECT name FROM haul_schema_migrations", []).rows.compactMap {
+                try await send("SELECT name FROM haul_schema_migrations", []).rows.compactMap {
                     try? $0.makeRandomAccess()[0].decode(String.self)
                 })
             let known = Set(Self.migrations.map(\.name))
@@ -215,10 +215,10 @@ extension PostgresDownloadStore {
                         + "(\(HaulVersion.current)) cannot use safely; use the newer haul")
             }
             for migration in Self.migrations where !applied.contains(migration.name) {
-                for statement in Self.statements(migration.sql) { _ = try send(statement, []) }
-                _ = try send("INSERT INTO haul_schema_migrations (name) VALUES ($1)", [.text(migration.name)])
+                for statement in Self.statements(migration.sql) { _ = try await send(statement, []) }
+                _ = try await send("INSERT INTO haul_schema_migrations (name) VALUES ($1)", [.text(migration.name)])
             }
-            let found = try send(
+            let found = try await send(
                 """
                 SELECT column_name, data_type FROM information_schema.columns
                 WHERE table_name = '\(Self.table)' AND table_schema = current_schema() ORDER BY ordinal_position

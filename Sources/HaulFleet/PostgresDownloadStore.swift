@@ -17,10 +17,10 @@ import Synchronization
 /// transfer columns are written only under the lease). Every write but a lease's alone (a claim, a renewal, a release)
 /// notifies the workers (`LISTEN/NOTIFY`); ``changeToken()`` counts the notifications of other workers' writes.
 ///
-/// Calls are synchronous, as the protocol's: each waits for its round trips on the calling thread (never an event
-/// loop's), one call at a time per connection: one for claims and leases, one for everything else. Each write is as
-/// few round trips as it can be: a group of records is one statement (``PostgresBatchedWrite``), and a single
-/// statement needs no `BEGIN` and `COMMIT`.
+/// Calls are asynchronous, as the protocol's: each awaits its round trips (postgres-nio runs them on its event
+/// loops; nothing blocks a thread), one call at a time per connection (``Lane``, an asynchronous turn): one for
+/// claims and leases, one for everything else. Each write is as few round trips as it can be: a group of records is
+/// one statement (``PostgresBatchedWrite``), and a single statement needs no `BEGIN` and `COMMIT`.
 final class PostgresDownloadStore: DownloadStore {
     /// The table's name: a database may be shared with other applications.
     static let table = "haul_download"
@@ -51,9 +51,9 @@ final class PostgresDownloadStore: DownloadStore {
     let lost = Mutex<Set<DownloadID>>([])
     /// The downloads this worker holds a lease on.
     let held = Mutex<Set<DownloadID>>([])
-    /// Set to stop the heartbeat: a thread of its own that renews the leases every third of ``leaseTimeout``, so
-    /// a busy cooperative pool or I/O thread pool never delays a renewal past the lease.
-    let heartbeatStopped = Atomic<Bool>(false)
+    /// The heartbeat: a task that renews the leases every third of ``leaseTimeout`` (its round trip awaited on
+    /// the leases' connection of its own, so it waits behind no write). Cancelled to stop it.
+    let heartbeat = Mutex<Task<Void, Never>?>(nil)
     /// Statements sent so far: each is a round trip, which is what a shared queue's writes cost.
     private let sent = Atomic<Int>(0)
     /// Builds the batched `INSERT`s and `UPDATE`s.
@@ -61,7 +61,7 @@ final class PostgresDownloadStore: DownloadStore {
 
     /// Connects to the database `url` names (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`, `?sslmode=require` for
     /// TLS) and brings the schema up to date.
-    init(url: URL, owner: String, leaseTimeout: Duration, logger: Logger) throws(DownloadError) {
+    init(url: URL, owner: String, leaseTimeout: Duration, logger: Logger) async throws(DownloadError) {
         location = ProxySettings.masked(url.absoluteString)
         self.owner = owner
         self.leaseTimeout = leaseTimeout
@@ -70,54 +70,48 @@ final class PostgresDownloadStore: DownloadStore {
         let configuration = try Self.configuration(url)
         connectionSettings = configuration
         let location = location
-        func connect(_ id: Int) throws(DownloadError) -> PostgresConnection {
+        func connect(_ id: Int) async throws(DownloadError) -> PostgresConnection {
             do {
-                return try PostgresConnection.connect(
+                return try await PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id,
-                    logger: logger
-                ).wait()
+                    logger: logger)
             } catch {
                 throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
             }
         }
-        data = Lane(try connect(1))
-        leases = Lane(try connect(3))
-        hosts = Lane(try connect(4))
-        listener = try connect(2)
-        try migrate()
+        data = Lane(try await connect(1))
+        leases = Lane(try await connect(3))
+        hosts = Lane(try await connect(4))
+        listener = try await connect(2)
+        try await migrate()
         // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
         // This worker's own writes are not changes by another writer: its connections' notifications are not counted.
-        let own = Set(
-            try [data, leases].map { lane throws(DownloadError) in
-                try Self.backendID(of: lane.connection, at: location, logger: logger)
-            })
+        let own: Set<Int32> = [
+            try await Self.backendID(of: data.connection, at: location, logger: logger),
+            try await Self.backendID(of: leases.connection, at: location, logger: logger),
+        ]
         listener.addListener(channel: Self.channel) { [weak self] _, notification in
             if !own.contains(notification.backendPID) { self?.changes.add(1, ordering: .relaxed) }
         }
         do {
-            _ = try listener.query("SELECT 1", logger: logger).wait()
+            _ = try await listener.query("SELECT 1", logger: logger).get()
         } catch {
             throw .sharedDatabase(location, reason: "cannot listen for changes: \(Self.describe(error))")
         }
-        let interval = (leaseTimeout / 3).inSeconds
-        let thread = Thread { [weak self] in
-            var next = Date().addingTimeInterval(interval)
-            while let store = self, !store.heartbeatStopped.load(ordering: .relaxed) {
-                // Short naps: a released store ends its thread within 100 ms.
-                if Date() < next {
-                    Thread.sleep(forTimeInterval: min(0.1, next.timeIntervalSinceNow))
-                    continue
+        let interval = leaseTimeout / 3
+        heartbeat.withLock {
+            $0 = Task { [weak self] in
+                // Holds the store only while it renews: a released store ends the task at its next wake-up.
+                while (try? await Task.sleep(for: interval)) != nil {
+                    guard let store = self else { return }
+                    await store.renewLeases()
                 }
-                store.renewLeases()
-                next = Date().addingTimeInterval(interval)
             }
         }
-        thread.name = "haul-lease-heartbeat"
-        thread.start()
     }
 
     deinit {
-        heartbeatStopped.store(true, ordering: .relaxed)
+        heartbeat.withLock { $0?.cancel() }
         // A connection must be closed before it is released: each is kept until its close completes.
         for open in [data.connection, leases.connection, hosts.connection, listener] {
             open.close().whenComplete { _ in _ = open }
@@ -127,10 +121,10 @@ final class PostgresDownloadStore: DownloadStore {
     /// The server process of `connection`: notifications name the one whose transaction sent them.
     private static func backendID(
         of connection: PostgresConnection, at location: String, logger: Logger
-    ) throws(DownloadError) -> Int32 {
+    ) async throws(DownloadError) -> Int32 {
         let rows: [PostgresRow]
         do {
-            rows = try connection.query("SELECT pg_backend_pid()", logger: logger).wait().rows
+            rows = try await connection.query("SELECT pg_backend_pid()", logger: logger).get().rows
         } catch {
             throw .sharedDatabase(location, reason: describe(error))
         }
@@ -180,8 +174,8 @@ final class PostgresDownloadStore: DownloadStore {
     /// One connection and its turn: a transaction's statements must not interleave with another's.
     final class Lane: Sendable {
         private let current: Mutex<PostgresConnection>
-        /// Held for each call; during it, whether its failure was a conflict with another transaction.
-        let calls = Mutex(false)
+        /// Taken for each call (awaited, first come first served).
+        let calls = AsyncTurn()
 
         init(_ connection: PostgresConnection) { current = Mutex(connection) }
 
@@ -202,12 +196,12 @@ final class PostgresDownloadStore: DownloadStore {
     @discardableResult
     func run(
         _ sql: String, _ binds: [StoredValue] = [], on lane: Lane? = nil
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> PostgresQueryResult
     {
         let lane = lane ?? data
-        return try retryingConflicts(on: lane) { conflict throws(DownloadError) in
-            try unlockedRun(sql, binds, on: lane.connection, conflict: &conflict)
+        return try await retryingConflicts(on: lane) { conflict throws(DownloadError) in
+            try await unlockedRun(sql, binds, on: lane.connection, conflict: &conflict)
         }
     }
 
@@ -218,25 +212,28 @@ final class PostgresDownloadStore: DownloadStore {
     /// Runs `call` holding `lane`; again (at most ``conflictAttempts`` times in all, after 10, 20, 40 ms) when it
     /// failed for a conflict with another transaction.
     private func retryingConflicts<T>(
-        on lane: Lane, _ call: (_ conflict: inout Bool) throws(DownloadError) -> T
-    ) throws(DownloadError) -> T {
+        on lane: Lane, _ call: (_ conflict: inout Bool) async throws(DownloadError) -> T
+    ) async throws(DownloadError) -> T {
         var attempt = 1
         while true {
-            let (result, conflicted) = lane.calls.withLock { conflict -> (Result<T, DownloadError>, Bool) in
-                conflict = false
-                do throws(DownloadError) {
-                    return (.success(try call(&conflict)), false)
-                } catch {
-                    return (.failure(error), conflict)
-                }
+            await lane.calls.take()
+            var conflicted = false
+            let result: Result<T, DownloadError>
+            do throws(DownloadError) {
+                result = .success(try await call(&conflicted))
+            } catch {
+                result = .failure(error)
             }
+            lane.calls.give()
             switch result {
             case .success(let value):
                 return value
             case .failure(let error):
                 guard attempt < Self.conflictAttempts, conflicted else { throw error }
                 logger.debug("retrying after a conflict", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                Thread.sleep(forTimeInterval: 0.01 * Double(1 << (attempt - 1)))
+                // Bounded: at most ``conflictAttempts`` attempts, 70 ms of backoff in all. Not cancellable (the
+                // write must still be tried), so the error of a cancelled sleep is ignored.
+                try? await Task.sleep(for: .milliseconds(10 << (attempt - 1)))
                 attempt += 1
             }
         }
@@ -244,30 +241,45 @@ final class PostgresDownloadStore: DownloadStore {
 
     /// Runs `body` in one transaction; `body` sends its statements with `send`.
     func transaction<T>(
-        _ body: (_ send: (String, [StoredValue]) throws(DownloadError) -> PostgresQueryResult) throws(DownloadError) ->
-            T
-    ) throws(DownloadError) -> T {
+        _ body: (_ send: Send) async throws(DownloadError) -> T
+    ) async throws(DownloadError) -> T {
         let connection = data.connection
-        return try retryingConflicts(on: data) { conflict throws(DownloadError) in
-            try unlockedRun("BEGIN", [], on: connection, conflict: &conflict)
+        return try await retryingConflicts(on: data) { conflict throws(DownloadError) in
+            try await unlockedRun("BEGIN", [], on: connection, conflict: &conflict)
+            let send = Send(store: self, connection: connection)
             do throws(DownloadError) {
-                let result = try body { sql, binds throws(DownloadError) in
-                    try unlockedRun(sql, binds, on: connection, conflict: &conflict)
-                }
-                try unlockedRun("COMMIT", [], on: connection, conflict: &conflict)
+                let result = try await body(send)
+                conflict = conflict || send.conflicted.isSet
+                try await unlockedRun("COMMIT", [], on: connection, conflict: &conflict)
                 return result
             } catch {
+                conflict = conflict || send.conflicted.isSet
                 var ignored = false
-                _ = try? unlockedRun("ROLLBACK", [], on: connection, conflict: &ignored)
+                _ = try? await unlockedRun("ROLLBACK", [], on: connection, conflict: &ignored)
                 throw error
             }
         }
     }
 
+    /// Sends a transaction's statements on its connection (``transaction(_:)``).
+    struct Send: Sendable {
+        let store: PostgresDownloadStore
+        let connection: PostgresConnection
+        /// Whether a statement failed for a conflict with another transaction.
+        let conflicted = SharedFlag()
+
+        @discardableResult
+        func callAsFunction(_ sql: String, _ binds: [StoredValue]) async throws(DownloadError) -> PostgresQueryResult {
+            var conflict = false
+            defer { if conflict { conflicted.set() } }
+            return try await store.unlockedRun(sql, binds, on: connection, conflict: &conflict)
+        }
+    }
+
     @discardableResult
-    private func unlockedRun(
+    fileprivate func unlockedRun(
         _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection, conflict: inout Bool
-    ) throws(DownloadError) -> PostgresQueryResult {
+    ) async throws(DownloadError) -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
             switch value {
@@ -280,7 +292,7 @@ final class PostgresDownloadStore: DownloadStore {
         }
         sent.add(1, ordering: .relaxed)
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).wait()
+            return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).get()
         } catch {
             // deadlock_detected, serialization_failure
             if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state == "40P01" || state == "40001" {
@@ -312,55 +324,57 @@ final class PostgresDownloadStore: DownloadStore {
     static let select =
         "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
 
-    func records(_ sql: String, _ binds: [StoredValue] = []) throws(DownloadError) -> [DownloadRecord] {
+    func records(_ sql: String, _ binds: [StoredValue] = []) async throws(DownloadError) -> [DownloadRecord] {
         var decoder = DownloadRecordDecoder()
-        return try run(sql, binds).rows.map { decoder.decodeOrMarkDamaged(PostgresStoredRow($0.makeRandomAccess())) }
+        return try await run(sql, binds).rows.map {
+            decoder.decodeOrMarkDamaged(PostgresStoredRow($0.makeRandomAccess()))
+        }
     }
 
     // MARK: - Reading
 
-    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try records(Self.select + " ORDER BY id")
+    func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
+        try await records(Self.select + " ORDER BY id")
     }
 
-    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
-        try records(Self.select + " WHERE id = $1", [.integer(id.rawValue)]).first
+    func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord? {
+        try await records(Self.select + " WHERE id = $1", [.integer(id.rawValue)]).first
     }
 
-    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
-        try records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])
+    func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
+        try await records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])
     }
 
-    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
+    func fetchIDs() async throws(DownloadError) -> Set<DownloadID> {
         Set(
-            try run("SELECT id FROM \(Self.table)").rows.compactMap { row in
+            try await run("SELECT id FROM \(Self.table)").rows.compactMap { row in
                 (try? row.makeRandomAccess()[0].decode(Int64.self)).map(DownloadID.init(rawValue:))
             })
     }
 
-    func count() throws(DownloadError) -> Int {
-        let row = try run("SELECT count(*) FROM \(Self.table)").rows.first
+    func count() async throws(DownloadError) -> Int {
+        let row = try await run("SELECT count(*) FROM \(Self.table)").rows.first
         return Int((try? row?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func changeToken() throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
+    func changeToken() async throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
 
     // MARK: - Writing
 
     /// One record: one `INSERT … RETURNING id`. More: their ids taken from the table's sequence in one query, in
     /// order, then `INSERT`s of many rows each, in one transaction.
-    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
+    func insert(_ records: consuming [DownloadRecord]) async throws(DownloadError) -> [DownloadRecord] {
         var records = records
         guard !records.isEmpty else { return [] }
         var encoder = DownloadRecordEncoder()
         if records.count == 1 {
             let statement = try writer.insertReturningID(records[0], encoder: &encoder)
-            let row = try run(statement.sql, statement.values).rows.first
+            let row = try await run(statement.sql, statement.values).rows.first
             records[0].id = try? row?.makeRandomAccess()[0].decode(Int64.self)
             return records
         }
-        try transaction { send throws(DownloadError) in
-            let ids = try send(
+        try await transaction { send throws(DownloadError) in
+            let ids = try await send(
                 """
                 SELECT nextval(pg_get_serial_sequence('\(Self.table)', 'id')) FROM generate_series(1, $1) ORDER BY 1
                 """, [.integer(Int64(records.count))]
@@ -370,36 +384,38 @@ final class PostgresDownloadStore: DownloadStore {
             }
             for index in records.indices { records[index].id = ids[index] }
             for statement in try writer.inserts(records, encoder: &encoder) {
-                _ = try send(statement.sql, statement.values)
+                _ = try await send(statement.sql, statement.values)
             }
         }
         return records
     }
 
-    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(PostgresBatchedWrite.updates(DownloadColumn.lifecycle, records, rule: .releasingCompleted))
+    func saveLifecycle(_ records: [DownloadRecord]) async throws(DownloadError) {
+        try await update(PostgresBatchedWrite.updates(DownloadColumn.lifecycle, records, rule: .releasingCompleted))
     }
 
-    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
+    func recordRunning(_ records: [DownloadRecord]) async throws(DownloadError) {
         let now = Date()
         let started = records.map { record in
             var record = record
             record.updatedAt = now
             return record
         }
-        try update(PostgresBatchedWrite.updates([.startedAt, .updatedAt], started, rule: .startingQueued))
+        try await update(PostgresBatchedWrite.updates([.startedAt, .updatedAt], started, rule: .startingQueued))
     }
 
-    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update(PostgresBatchedWrite.updates(DownloadColumn.settings, [record], rule: .any))
+    func saveSettings(_ record: DownloadRecord) async throws(DownloadError) {
+        try await update(PostgresBatchedWrite.updates(DownloadColumn.settings, [record], rule: .any))
     }
 
-    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update(PostgresBatchedWrite.updates(DownloadColumn.job, records, rule: .unleasedOrOwner))
+    func saveTransfers(_ records: [DownloadRecord]) async throws(DownloadError) {
+        try await update(PostgresBatchedWrite.updates(DownloadColumn.job, records, rule: .unleasedOrOwner))
     }
 
-    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
-        try update(
+    func saveLifecycleAndTransfers(
+        lifecycle: [DownloadRecord], transfers: [DownloadRecord]
+    ) async throws(DownloadError) {
+        try await update(
             PostgresBatchedWrite.updates(DownloadColumn.lifecycle, lifecycle, rule: .releasingCompleted)
                 + PostgresBatchedWrite.updates(DownloadColumn.job, transfers, rule: .unleasedOrOwner))
     }
@@ -407,7 +423,7 @@ final class PostgresDownloadStore: DownloadStore {
     /// Sends `updates` so that all or none take effect: one statement when they fit in one (no `BEGIN` and
     /// `COMMIT`: a statement is atomic by itself), else a transaction. A download recorded completed has given up
     /// its lease in the same statement, so its claim needs no release of its own.
-    private func update(_ updates: [PostgresBatchedWrite.Update]) throws(DownloadError) {
+    private func update(_ updates: [PostgresBatchedWrite.Update]) async throws(DownloadError) {
         guard !updates.isEmpty else { return }
         var encoder = DownloadRecordEncoder()
         let statements = try writer.statements(updates, encoder: &encoder)
@@ -419,10 +435,10 @@ final class PostgresDownloadStore: DownloadStore {
         let released = completed.isEmpty ? [] : held.withLock { held in completed.filter { held.remove($0) != nil } }
         do throws(DownloadError) {
             if statements.count == 1 {
-                try run(statements[0].sql, statements[0].values)
+                try await run(statements[0].sql, statements[0].values)
             } else {
-                try transaction { send throws(DownloadError) in
-                    for statement in statements { _ = try send(statement.sql, statement.values) }
+                try await transaction { send throws(DownloadError) in
+                    for statement in statements { _ = try await send(statement.sql, statement.values) }
                 }
             }
         } catch {
@@ -434,10 +450,10 @@ final class PostgresDownloadStore: DownloadStore {
     @discardableResult
     func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
-    ) throws(DownloadError) -> Bool {
+    ) async throws(DownloadError) -> Bool {
         let plan = try StoredJSON.planText(segments)
         // Under this worker's lease only: a worker that lost it never claims bytes for the one that took over.
-        let result = try run(
+        let result = try await run(
             """
             UPDATE \(Self.table) SET durableBytes = $1, bootID = $2, updatedAt = $3, segments = coalesce($4, segments)
             WHERE id = $5 AND generation = $6 AND leaseOwner = $7 AND NOT finalizing
@@ -449,15 +465,15 @@ final class PostgresDownloadStore: DownloadStore {
         return (result.metadata.rows ?? 0) > 0
     }
 
-    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
-        try run("UPDATE \(Self.table) SET bootID = NULL WHERE id = $1", [.integer(id.rawValue)])
+    func distrustUnsyncedBytes(_ id: DownloadID) async throws(DownloadError) {
+        try await run("UPDATE \(Self.table) SET bootID = NULL WHERE id = $1", [.integer(id.rawValue)])
     }
 
-    func delete(_ ids: [DownloadID]) throws(DownloadError) {
+    func delete(_ ids: [DownloadID]) async throws(DownloadError) {
         guard !ids.isEmpty else { return }
-        try transaction { send throws(DownloadError) in
+        try await transaction { send throws(DownloadError) in
             for chunk in Self.idChunks(ids) {
-                _ = try send("DELETE FROM \(Self.table) WHERE id IN (\(Self.placeholders(chunk.count)))", chunk)
+                _ = try await send("DELETE FROM \(Self.table) WHERE id IN (\(Self.placeholders(chunk.count)))", chunk)
             }
         }
     }

@@ -99,16 +99,16 @@ package protocol EventOutbox: AnyObject, Sendable {
     /// time deliver to a target (a lock that ends with its holder). `excluding`: rows this process is delivering now.
     func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> [OutboxEvent]
     /// The row was delivered (or given up): it is deleted.
-    func settle(_ sequence: Int64) throws(DownloadError)
+    func settle(_ sequence: Int64) async throws(DownloadError)
     /// The delivery failed: tried again at `next`, with `attempts` counted and the reason kept for messages.
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) throws(DownloadError)
+    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) async throws(DownloadError)
     /// How many rows wait, for every target.
-    func depth() throws(DownloadError) -> Int
+    func depth() async throws(DownloadError) -> Int
     /// How many rows wait for `targets`, due or not, held elsewhere or not.
-    func pending(targets: [String]) throws(DownloadError) -> Int
+    func pending(targets: [String]) async throws(DownloadError) -> Int
     /// Gives up the rows this process holds (a shared store's leases; the embedded store's target locks).
-    func close()
+    func close() async
 }

@@ -114,7 +114,7 @@ final class SQLiteEventOutbox: EventOutbox {
 
     func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> [OutboxEvent]
     {
         let mine = held.withLock { held in
@@ -127,7 +127,7 @@ final class SQLiteEventOutbox: EventOutbox {
         let marks = mine.map { _ in "?" }.joined(separator: ", ")
         let skipped = excluding.isEmpty ? "" : "AND seq NOT IN (\(excluding.map(String.init).joined(separator: ", ")))"
         do {
-            return try database.read { db in
+            return try await database.awaitingRead { db in
                 try Row.fetchAll(
                     db,
                     sql: """
@@ -157,31 +157,33 @@ final class SQLiteEventOutbox: EventOutbox {
             createdAt: Date(timeIntervalSince1970: created), attempts: row["attempts"])
     }
 
-    func settle(_ sequence: Int64) throws(DownloadError) {
-        try write { db in try db.execute(sql: "DELETE FROM event_outbox WHERE seq = ?", arguments: [sequence]) }
+    func settle(_ sequence: Int64) async throws(DownloadError) {
+        try await write { db in try db.execute(sql: "DELETE FROM event_outbox WHERE seq = ?", arguments: [sequence]) }
     }
 
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) throws(DownloadError) {
-        try write { db in
+    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) async throws(DownloadError) {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE event_outbox SET attempts = ?, nextAttempt = ?, lastError = ? WHERE seq = ?",
                 arguments: [attempts, next.timeIntervalSince1970, reason, sequence])
         }
     }
 
-    func depth() throws(DownloadError) -> Int {
+    func depth() async throws(DownloadError) -> Int {
         do {
-            return try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0 }
+            return try await database.awaitingRead { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0
+            }
         } catch {
             throw .stateDatabase(path: path, reason: "cannot read the event outbox: \(error)")
         }
     }
 
-    func pending(targets: [String]) throws(DownloadError) -> Int {
+    func pending(targets: [String]) async throws(DownloadError) -> Int {
         guard !targets.isEmpty else { return 0 }
         let marks = targets.map { _ in "?" }.joined(separator: ", ")
         do {
-            return try database.read { db in
+            return try await database.awaitingRead { db in
                 try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM event_outbox WHERE target IN (\(marks))",
                     arguments: StatementArguments(targets)) ?? 0
@@ -191,16 +193,16 @@ final class SQLiteEventOutbox: EventOutbox {
         }
     }
 
-    func close() {
+    func close() async {
         held.withLock { held in
             for target in held { locks.unlock(Self.lockID(target)) }
             held.removeAll()
         }
     }
 
-    private func write(_ body: (Database) throws -> Void) throws(DownloadError) {
+    private func write(_ body: @escaping @Sendable (Database) throws -> Void) async throws(DownloadError) {
         do {
-            try database.write(body)
+            try await database.awaitingWrite(body)
         } catch {
             throw .stateDatabase(path: path, reason: "cannot write the event outbox: \(error)")
         }

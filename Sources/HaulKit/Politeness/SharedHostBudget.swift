@@ -15,5 +15,5 @@ package protocol SharedHostBudget: Sendable {
     /// Records what the host announced: its policy's rate, and a hold while its budget is spent.
     func recordPolicy(host: String, rate: Double?, hold: Duration?) async
     /// Every host's state.
-    func hostStatuses() throws(DownloadError) -> [HostStatus]
+    func hostStatuses() async throws(DownloadError) -> [HostStatus]
 }

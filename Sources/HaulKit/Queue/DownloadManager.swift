@@ -72,6 +72,13 @@ public actor DownloadManager {
     var removalFailures: [DownloadID: DownloadError] = [:]
     var watcher: ChangeWatcher
     var watcherTask: Task<Void, Never>?
+    /// Downloads whose start awaits its claim, with the calls waiting for it to settle (``startSettled(_:)``).
+    var startsInFlight: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
+    /// Whether ``reconcile()`` is looking at the store now.
+    var reconciling = false
+    /// Whether a batch is being added, and the batches waiting for their turn (``addingTurn()``).
+    var addingBatch = false
+    var addingWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// What every job is given: made on the first start, then shared (one per job was an object and four closures).
     lazy var jobEnvironment = JobEnvironment(
@@ -79,7 +86,7 @@ public actor DownloadManager {
         widenClaim: { [store, pacer = session.pacer, limit = configuration.maxConnectionsPerHost] id, host, wanted in
             // A host that throttled gets no more connections than its backoff allows.
             let allowed = min(wanted, pacer.connectionCap(host) ?? wanted)
-            return store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: limit))
+            return await store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: limit))
         },
         urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
         finishingStarts: { [weak self] id, heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
@@ -111,10 +118,11 @@ public actor DownloadManager {
         ownerText =
             configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
         engineSettings = configuration.engineSettings
-        let store = try configuration.store.make(configuration)
+        let store = try await configuration.store.make(configuration)
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
-        eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
+        eventOutbox =
+            configuration.eventTargets.isEmpty ? nil : try await store.enableOutbox(for: configuration.eventTargets)
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
@@ -131,21 +139,21 @@ public actor DownloadManager {
             hostLimiters[host.lowercased()] = RateLimiter(bytesPerSecond: limit, clock: configuration.tickClock)
         }
         finishing = FinishingQueue(store: store, listings: reservations.listings)
-        recorder = TransferRecorder { [store] records throws(DownloadError) in try store.saveTransfers(records) }
+        recorder = TransferRecorder { [store] records throws(DownloadError) in try await store.saveTransfers(records) }
         lifecycle = DownloadLifecycle(
             rules: .init(
                 runsDownloads: configuration.runsDownloads,
                 resumesStoredDownloads: configuration.resumesStoredDownloads,
                 maxConcurrentDownloads: configuration.maxConcurrentDownloads,
                 ownsItsDownloads: configuration.ownsItsDownloads))
-        watcher = ChangeWatcher(store: store)
+        watcher = await ChangeWatcher(store: store)
 
         // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000),
         // kept in local variables until all are read: each access to the actor's own was checked at run time (3% of
         // a start-up). No index by URL is kept yet (it is made when first needed).
         let keepsHistory = configuration.keepsHistoryInMemory
-        let count = try keepsHistory ? store.count() : store.unfinishedCount()
-        let history = keepsHistory ? 0 : try store.count() - count
+        let count = try await keepsHistory ? store.count() : store.unfinishedCount()
+        let history = keepsHistory ? 0 : try await store.count() - count
         historyOnDisk = history > 0
         var table = RecordTable()
         table.reserveCapacity(count)
@@ -157,10 +165,10 @@ public actor DownloadManager {
             Self.remember(record, in: &table, holding: &held)
             loaded.append((record.downloadID, record.state, record.options.priority, record.owner))
         }
-        if keepsHistory { try store.forEachRecord(load) } else { try store.forEachUnfinishedRecord(load) }
+        if keepsHistory { try await store.forEachRecord(load) } else { try await store.forEachUnfinishedRecord(load) }
         records = table
         reservations = held
-        let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
+        let claimedElsewhere = await store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
         var actions: [DownloadLifecycle.Action] = []
         var owners = OwnerLiveness(me: ownerText)
         for (id, state, priority, owner) in loaded {
@@ -171,9 +179,9 @@ public actor DownloadManager {
         }
         // The watcher read its token before the records were loaded: they hold everything up to it.
         viewToken = watcher.lastToken
-        perform(Self.merged(actions))
+        await perform(Self.merged(actions))
         if configuration.runsDownloads { startWatching() }
-        schedule()
+        await schedule()
     }
 
     // MARK: - Performing the lifecycle's actions
@@ -185,20 +193,25 @@ public actor DownloadManager {
     }
 
     /// Performs `actions` in order.
+    ///
+    /// The store is awaited, so other calls may run on this actor meanwhile. The lifecycle changed its state when it
+    /// returned `actions` (before any await), and each action updates ``records`` before it awaits the store: a call
+    /// that runs in between sees the new state. A start that a pause, removal or shutdown overtook while its claim
+    /// was awaited is settled in ``start(_:claimed:)``.
     @discardableResult
-    func perform(_ actions: [DownloadLifecycle.Action]) -> Performed {
+    func perform(_ actions: [DownloadLifecycle.Action]) async -> Performed {
         var performed = Performed()
-        var claimed = store.claimsTogether ? claimTogether(actions) : [:]
+        var claimed = store.claimsTogether ? await claimTogether(actions) : [:]
         for action in actions {
             switch action {
             case .record(let ids, let state):
-                record(ids, state)
+                await record(ids, state)
             case .report(let id):
                 guard let state = lifecycle.phase(of: id)?.state, records[id] != nil else { continue }
                 records[id]?.state = state
                 if let record = records[id] { hub.yield(id, .status(status(of: record))) }
             case .start(let id):
-                start(id, claimed: claimed.removeValue(forKey: id))
+                await start(id, claimed: claimed.removeValue(forKey: id))
             case .stop(let id, _):
                 jobs[id]?.task.cancel()
                 // A job waiting for a slot goes on to see that it is stopped.
@@ -207,7 +220,7 @@ public actor DownloadManager {
             case .grantSlot(let id):
                 slotWaiters.removeValue(forKey: id)?.resume()
             case .forget(let ids, let deletingFiles):
-                if let failure = forget(ids, deletingFiles: deletingFiles) {
+                if let failure = await forget(ids, deletingFiles: deletingFiles) {
                     performed.failure = performed.failure ?? failure
                 }
             case .drop(let id):
@@ -220,9 +233,11 @@ public actor DownloadManager {
     /// Performs `actions` and waits for the jobs they stop to end; returns the first file that could not be deleted.
     @discardableResult
     func performAndWait(_ actions: [DownloadLifecycle.Action]) async -> DownloadError? {
-        let performed = perform(actions)
+        let performed = await perform(actions)
         var failure = performed.failure
         for id in performed.stops {
+            // A job still being started (its claim awaited) is waited for too: its start settles first.
+            await startSettled(id)
             if let job = jobs[id] { await job.task.value }
             if let removal = removalFailures.removeValue(forKey: id) { failure = failure ?? removal }
         }
@@ -244,7 +259,7 @@ public actor DownloadManager {
     }
 
     /// Records downloads in `state` (one transaction) and reports it.
-    private func record(_ ids: [DownloadID], _ state: DownloadState) {
+    private func record(_ ids: [DownloadID], _ state: DownloadState) async {
         let now = Date()
         let changed = ids.compactMap { id -> DownloadRecord? in
             guard var record = records[id] else { return nil }
@@ -256,7 +271,7 @@ public actor DownloadManager {
             return record
         }
         do {
-            try store.saveLifecycle(changed)
+            try await store.saveLifecycle(changed)
         } catch {
             configuration.logger.error(
                 "cannot record states", metadata: ["downloads": "\(changed.map(\.downloadID))", "error": "\(error)"])
@@ -268,7 +283,7 @@ public actor DownloadManager {
 
     /// Starts queued downloads while slots are free. A download whose host has no connection left goes back and
     /// frees its slot, so this goes on until every slot runs a job or nothing startable is queued.
-    func schedule() {
+    func schedule() async {
         while true {
             // Downloads of a host known busy wait without asking the store (one refusal a tick per host).
             let busy = heldHosts.isEmpty ? busyHosts : busyHosts.union(heldHosts.keys)
@@ -281,7 +296,7 @@ public actor DownloadManager {
                     })
             guard !starts.isEmpty else { return }
             let heldBack = lifecycle.heldBackCount
-            perform(starts)
+            await perform(starts)
             guard lifecycle.heldBackCount > heldBack else { return }
         }
     }
@@ -298,7 +313,7 @@ public actor DownloadManager {
 
     /// The claims of the downloads `actions` start, made together (a store across a network answers them in one
     /// round trip), except those that ``start(_:claimed:)`` settles without the store.
-    private func claimTogether(_ actions: [DownloadLifecycle.Action]) -> [DownloadID: ClaimOutcome] {
+    private func claimTogether(_ actions: [DownloadLifecycle.Action]) async -> [DownloadID: ClaimOutcome] {
         var requests: [(id: DownloadID, share: HostShare)] = []
         for case .start(let id) in actions {
             guard let record = records[id], !record.isDamaged else { continue }
@@ -308,32 +323,54 @@ public actor DownloadManager {
         }
         guard requests.count > 1 else { return [:] }
         return Dictionary(
-            zip(requests.map(\.id), store.claim(requests, viewToken: viewToken)),
+            zip(requests.map(\.id), await store.claim(requests, viewToken: viewToken)),
             uniquingKeysWith: { first, _ in first })
     }
 
     /// Starts a job for `id` once it is claimed (`claimed`: the outcome of a claim made together with others).
-    private func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) {
-        guard var record = records[id], !record.isDamaged else { return claimRefused(id) }
+    ///
+    /// The lifecycle made the download `runningHere` before this runs, so no other start takes it. While the claim is
+    /// awaited, a pause, removal or shutdown may come: it finds no job to stop, so the start is marked in flight
+    /// (``startsInFlight``, which ``performAndWait(_:)`` waits for), and once the claim is in, a start whose
+    /// download was asked to stop meanwhile ends as a job stopped at once would (the claim released after its
+    /// state is recorded).
+    private func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) async {
+        guard var record = records[id], !record.isDamaged else { return await claimRefused(id) }
         let host = hostKey(of: record)
+        startsInFlight[id] = startsInFlight[id] ?? []
+        defer { for waiter in startsInFlight.removeValue(forKey: id) ?? [] { waiter.resume() } }
         // One refusal a tick per host: the others of a busy host wait without asking the store. A claim made
         // together with others stands (a lease it took must be used or released).
-        let outcome =
-            claimed
-            ?? (busyHosts.contains(host)
-                ? .hostBusy
-                : store.claim(
-                    id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
-                    viewToken: viewToken))
+        let outcome: ClaimOutcome
+        if let claimed {
+            outcome = claimed
+        } else if busyHosts.contains(host) {
+            outcome = .hostBusy
+        } else {
+            outcome = await store.claim(
+                id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
+                viewToken: viewToken)
+        }
+        switch lifecycle.phase(of: id) {
+        case .runningHere(stopping: nil):
+            // Still to run here: the record may have changed while the claim was awaited.
+            record = records[id] ?? record
+        case .runningHere:
+            // A pause, removal or shutdown came while the claim was awaited: the job ends before it runs.
+            return await jobEnded(id, .stopped(record), started: false)
+        default:
+            // Dropped meanwhile (another process deleted it).
+            return await store.release(id)
+        }
         switch outcome {
         case .granted:
             break
         case .hostBusy:
             busyHosts.insert(host)
-            perform(lifecycle.hostBusy(id))
+            await perform(lifecycle.hostBusy(id))
             return
         case .refused:
-            return claimRefused(id)
+            return await claimRefused(id)
         }
         let now = Date()
         record.state = .running
@@ -341,58 +378,70 @@ public actor DownloadManager {
         record.updatedAt = now
         record.lastError = nil
         records[id] = record
-        // With hooks or webhooks, `running` is recorded at once (not at the next tick), before the job can finish, so
-        // that every start is in the outbox: a download shorter than a tick would go from queued to completed.
-        var recordedRunning = false
-        if eventOutbox != nil {
-            do {
-                try store.recordRunning([record])
-                recordedRunning = true
-            } catch {
-                configuration.logger.error("cannot record a running download", metadata: ["error": "\(error)"])
-            }
-        }
 
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
         let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
-        let task = Task { [record, environment = jobEnvironment] in
+        // With hooks or webhooks, `running` is recorded before the job starts (not at the next tick), so that every
+        // start is in the outbox: a download shorter than a tick would go from queued to completed.
+        let recordsRunning = eventOutbox != nil
+        let task = Task { [record, environment = jobEnvironment, store, logger = configuration.logger] in
+            if recordsRunning {
+                do {
+                    try await store.recordRunning([record])
+                } catch {
+                    logger.error("cannot record a running download", metadata: ["error": "\(error)"])
+                    // The next tick records it.
+                    self.runningNotRecorded(id)
+                }
+            }
             var job = DownloadJob(
                 record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
                 environment: environment)
             let outcome = await job.run()
-            self.jobEnded(id, outcome)
+            await self.jobEnded(id, outcome)
         }
         jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
-        jobs[id]?.runningRecorded = recordedRunning
+        jobs[id]?.runningRecorded = recordsRunning
         hub.yield(id, .status(.running))
     }
 
+    /// Returns once `id` is not being started (its claim awaited by ``start(_:claimed:)``).
+    func startSettled(_ id: DownloadID) async {
+        guard startsInFlight[id] != nil else { return }
+        await withCheckedContinuation { startsInFlight[id, default: []].append($0) }
+    }
+
+    /// The job's `running` could not be recorded when it started.
+    private func runningNotRecorded(_ id: DownloadID) { jobs[id]?.runningRecorded = false }
+
     /// Another process runs the download (or it cannot run): show what the store records, and take over if its owner
     /// dies.
-    private func claimRefused(_ id: DownloadID) {
-        let stored = try? store.fetch(id)
+    private func claimRefused(_ id: DownloadID) async {
+        let stored = try? await store.fetch(id)
         if let stored { replace(with: stored) }
-        perform(lifecycle.claimFailed(id, recorded: stored?.state))
+        await perform(lifecycle.claimFailed(id, recorded: stored?.state))
     }
 
     /// The job has its complete file: its slot goes to the next queued download while the file is finished.
-    private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) {
+    private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) async {
         guard lifecycle.finishingStarted(id, holding: heldBytes) else { return }
-        slotGivenBack(id)
+        await slotGivenBack(id)
     }
 
     /// The job gave its slot back (it holds no connection): the next queued download takes it.
-    func slotGivenBack(_ id: DownloadID) {
-        guard store.claimsTogether else { return schedule() }
+    func slotGivenBack(_ id: DownloadID) async {
+        guard store.claimsTogether else { return await schedule() }
         // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
         // given back together, and the next downloads claimed together.
         connectionsDone.append(id)
         guard connectionsDone.count == 1 else { return }
         Task {
-            store.connectionsDone(connectionsDone)
+            // Taken before the store is awaited: a job that finishes meanwhile starts the next batch.
+            let done = connectionsDone
             connectionsDone = []
-            schedule()
+            await store.connectionsDone(done)
+            await schedule()
         }
     }
 
@@ -401,18 +450,20 @@ public actor DownloadManager {
         // A job back from waiting for its host ends the host's hold: its queued downloads may start again.
         let released = hostWaitEnded(id)
         guard !lifecycle.slotNeeded(id) else {
-            if released { schedule() }
+            if released { await schedule() }
             return
         }
         await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
-    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+    /// The job ended (or, `started` false, a start was overtaken before its job ran): records how, then releases
+    /// the claim.
+    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async {
         hostWaitEnded(id)
         // Release the claim only once the outcome is in the database, so no other process takes over a download
         // that was just paused or finished.
-        guard jobs.removeValue(forKey: id) != nil, var record = records[id] else {
-            store.release(id)
+        guard !started || jobs.removeValue(forKey: id) != nil, var record = records[id] else {
+            await store.release(id)
             return
         }
         let host = hostKey(of: record)
@@ -437,17 +488,17 @@ public actor DownloadManager {
         records[id] = record
         let actions = lifecycle.jobEnded(id, ending)
         if lifecycle.phase(of: id) == .completed { records[id]?.state = .completed }
-        if let failure = perform(actions).failure {
+        if let failure = await perform(actions).failure {
             removalFailures[id] = failure
             // Kept because a file could not be deleted: stopped, not running, so it can be removed again.
-            perform(lifecycle.removalFailed(id))
+            await perform(lifecycle.removalFailed(id))
         }
-        store.release(id)
+        await store.release(id)
         // Its connections are free again: downloads of its host held back here may take them at once.
         if busyHosts.remove(host) != nil {
             lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
         }
-        schedule()
+        await schedule()
     }
 
     // MARK: - Records
@@ -474,8 +525,9 @@ public actor DownloadManager {
         if let path = stored.destinationPath, path != current.destinationPath { reservations.hold(path, for: id) }
     }
 
-    func existing(_ id: DownloadID) throws(DownloadError) -> DownloadRecord {
-        guard let record = records[id] ?? loadHistory(id) else { throw .unknownDownload(id) }
+    func existing(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord {
+        if let record = records[id] { return record }
+        guard let record = await loadHistory(id) else { throw .unknownDownload(id) }
         return record
     }
 
@@ -485,7 +537,7 @@ public actor DownloadManager {
 
     /// Deletes the downloads' partial data (and completed files if asked) and forgets them in one transaction;
     /// one whose file cannot be deleted is kept. Returns the first error.
-    private func forget(_ ids: [DownloadID], deletingFiles: Bool) -> DownloadError? {
+    private func forget(_ ids: [DownloadID], deletingFiles: Bool) async -> DownloadError? {
         var forgotten: [DownloadID] = []
         var failure: DownloadError?
         for id in ids {
@@ -502,10 +554,11 @@ public actor DownloadManager {
             }
         }
         do {
-            try store.delete(forgotten)
+            try await store.delete(forgotten)
         } catch {
             return error
         }
+        // Dropped once the records are deleted (a failed delete keeps them); one already dropped meanwhile is skipped.
         for id in forgotten { dropFromMemory(id) }
         return failure
     }

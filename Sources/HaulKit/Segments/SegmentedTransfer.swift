@@ -78,7 +78,7 @@ struct SegmentedTransfer: Sendable {
     /// per-host limit, with its backoff).
     struct Adaptive: Sendable {
         var maximum: Int
-        var allowed: @Sendable (_ wanted: Int) -> Int
+        var allowed: @Sendable (_ wanted: Int) async -> Int
     }
 
     /// Returns when no segment is left to claim (the caller checks that the plan is complete).
@@ -110,9 +110,8 @@ struct SegmentedTransfer: Sendable {
                 }
                 guard working > 0 else { continue }
                 let wanted = min(tuner.connections * 2, adaptive.maximum)
-                let decision = tuner.measured(
-                    bytes: state.current.received, at: stopwatch.elapsed,
-                    allowed: wanted > tuner.connections ? adaptive.allowed(wanted) : wanted)
+                let allowed = wanted > tuner.connections ? await adaptive.allowed(wanted) : wanted
+                let decision = tuner.measured(bytes: state.current.received, at: stopwatch.elapsed, allowed: allowed)
                 switch decision {
                 case .measure:
                     break

@@ -28,7 +28,7 @@ extension DownloadJob {
         unrequestedEncoding = encoding
         rangesUsable = false
         segmentsAllowed = false
-        if state.current.written > 0 || record.transfer.hasPartData { try rewind(to: 0, because: nil) }
+        if state.current.written > 0 || record.transfer.hasPartData { try await rewind(to: 0, because: nil) }
         let (response, finalURL) = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
         let head = ResponseHead(response, now: Date())
         guard head.status == 200 || head.status == 203 else {

@@ -92,7 +92,7 @@ extension DownloadJob {
         do {
             try await refetchPieces(bad, pieces: pieces, file: file, total: total)
         } catch let failure as PieceFailure {
-            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+            throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .pieceMismatch(
                     failure.index, first: failure.range.lowerBound, last: failure.range.upperBound - 1,
                     algorithm: failure.algorithm, expected: pieces.hashes[failure.index], actual: failure.actual,
@@ -103,7 +103,7 @@ extension DownloadJob {
         let again = try await follower?.value ?? [:]
         if let still = ledger.pieces.bad.first {
             let range = pieces.range(of: still, size: total)
-            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+            throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .pieceMismatch(
                     still, first: range.lowerBound, last: range.upperBound - 1, algorithm: pieces.algorithm,
                     expected: pieces.hashes[still], actual: "another value", keptAt: kept)

@@ -11,13 +11,13 @@ extension DownloadJob {
 
     /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
     /// other workers) may hold the host's connections.
-    mutating func grantedConnections() -> Int {
+    mutating func grantedConnections() async -> Int {
         if let connectionGrant { return connectionGrant }
         // `-x auto` starts with one connection, and its tuner asks for more while they pay.
         let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
         let granted =
             connectionsAllowed > 1 && wanted > 1
-            ? max(1, min(wanted, environment.widenClaim(id, host, wanted))) : 1
+            ? max(1, min(wanted, await environment.widenClaim(id, host, wanted))) : 1
         connectionGrant = granted
         return granted
     }
@@ -27,14 +27,15 @@ extension DownloadJob {
     /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
     /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
     /// extends; the other order would leave a full-size file that looks complete.
-    mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
+    mutating func startSegments(total: Int64, done: Int64) async throws(DownloadError) -> SegmentBoard {
         guard let file = state.current.file, let journalPath = record.journalPath else {
             throw .internalError("download \(id) has no part file to split")
         }
         // The plan claims the `done` prefix: make it durable first.
         try file.sync()
+        let connections = await grantedConnections()
         let planner = SegmentPlanner(
-            total: total, done: done, connections: grantedConnections(), minimumSize: settings.minimumSegmentSize)
+            total: total, done: done, connections: connections, minimumSize: settings.minimumSegmentSize)
         let board = SegmentBoard(
             planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         state.update {
@@ -45,7 +46,7 @@ extension DownloadJob {
         record.transfer.durableBytes = done
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await environment.store.saveTransfer(record)
         try file.preallocate(total)
         CrashPoint.reach(CrashPoint.afterPreallocation)
         return board
@@ -66,15 +67,16 @@ extension DownloadJob {
         state.update { $0.activeConnections = 0 }
         followPartFile()
         monitorLauncher.start()
+        let connections = await grantedConnections()
         let transfer = SegmentedTransfer(
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: grantedConnections(), ledger: ledger, logger: logger,
+            connections: connections, ledger: ledger, logger: logger,
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
                 ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
-                    allowed: { [environment, id, host] wanted in environment.widenClaim(id, host, wanted) })
+                    allowed: { [environment, id, host] wanted in await environment.widenClaim(id, host, wanted) })
                 : nil)
         do {
             try await transfer.run(opening: opening)
@@ -82,12 +84,12 @@ extension DownloadJob {
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
             if restart.reason == .rangeMismatch { rangesUsable = false }
             guard let replacement = restart.replacement else {
-                try rewind(to: 0, because: restart.reason)
+                try await rewind(to: 0, because: restart.reason)
                 return .refetch(restart.reason, detail: restart.detail)
             }
             // A whole new copy is already arriving: write it from byte 0 on this one connection.
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
-            try rewind(to: 0, because: restart.reason)
+            try await rewind(to: 0, because: restart.reason)
             segmentsAllowed = false
             return try await receiveNewCopy(
                 replacement.response, head: replacement.head, validator: replacement.validator)

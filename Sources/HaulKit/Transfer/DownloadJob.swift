@@ -157,7 +157,7 @@ struct DownloadJob {
                 let sources = await sourceBytes(total: state.current.total ?? state.current.written)
                 environment.events.yield(id, .verified(verification, sources: sources))
             }
-        } else if let refreshed = try? environment.store.fetch(id) {
+        } else if let refreshed = try? await environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
             final.transfer.bootID = refreshed.transfer.bootID
@@ -292,12 +292,12 @@ struct DownloadJob {
         case .refetchFromStart(let reason, let detail):
             logger.info("restarting", metadata: ["reason": "\(reason)", "detail": "\(detail)"])
             if reason == .rangeMismatch { rangesUsable = false }
-            try rewind(to: 0, because: reason)
+            try await rewind(to: 0, because: reason)
             return .refetch(reason, detail: detail)
         case .write(let offset, let validator, let restart):
             if let restart {
                 try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
-                try rewind(to: 0, because: restart)
+                try await rewind(to: 0, because: restart)
             }
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
@@ -308,7 +308,7 @@ struct DownloadJob {
                     head.digests, representation: true, bodyStart: offset, length: head.contentLength,
                     generation: state.current.generation, source: finalURL.absoluteString)
             } catch {
-                return try restartForChangedDigest(error)
+                return try await restartForChangedDigest(error)
             }
             record.transfer.finalURL = finalURL.absoluteString
             for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
@@ -317,7 +317,7 @@ struct DownloadJob {
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total
-                    try environment.store.saveTransfer(record)
+                    try await environment.store.saveTransfer(record)
                 }
             } else if let total = holdableSize(head, validator: validator, offset: offset) {
                 let fresh = try await nameIfNeeded(head: head, url: finalURL, journal: false)
@@ -337,7 +337,7 @@ struct DownloadJob {
                 let total = record.transfer.totalBytes,
                 total - offset >= 2 * settings.minimumSegmentSize
             {
-                let board = try startSegments(total: total, done: offset)
+                let board = try await startSegments(total: total, done: offset)
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
                 return try await runSegmented(
                     board, opening: .init(body: response.body, start: offset, end: end, part: part))
@@ -369,7 +369,7 @@ struct DownloadJob {
                 head.digests, representation: true, bodyStart: 0, length: head.contentLength,
                 generation: state.current.generation, source: record.transfer.finalURL ?? record.url)
         } catch {
-            return try restartForChangedDigest(error)
+            return try await restartForChangedDigest(error)
         }
         return try await receive(
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true, part: part)
@@ -496,7 +496,7 @@ struct DownloadJob {
     }
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
-    mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
+    mutating func rewind(to offset: Int64, because reason: RestartReason?) async throws(DownloadError) {
         if board != nil || record.transfer.segments != nil { try dropSegments() }
         let generation = state.update {
             $0.generation += 1
@@ -515,7 +515,7 @@ struct DownloadJob {
             expectedSHA256 = nil
         }
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await environment.store.saveTransfer(record)
         if let reason {
             environment.events.yield(id, .restarted(reason))
         }
@@ -561,7 +561,7 @@ struct DownloadJob {
         switch ending {
         case .mismatch:
             logger.info("bytes before the resume point differ from the disk; starting over")
-            try rewind(to: 0, because: .contentMismatch)
+            try await rewind(to: 0, because: .contentMismatch)
             return .refetch(.contentMismatch, detail: "the bytes before the resume point differ from the disk")
         case .full:
             throw DownloadError.malformedResponse("the server sent more than the \(total ?? 0) bytes it announced")

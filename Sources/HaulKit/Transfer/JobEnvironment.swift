@@ -12,7 +12,7 @@ final class JobEnvironment: Sendable {
     let globalLimiter: RateLimiter
     /// Asks for `wanted` connections to `host` for download `id` (its claim holds one): returns how many it may
     /// open, its share of the per-host limit (which a shared queue holds across its workers).
-    let widenClaim: @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) -> Int
+    let widenClaim: @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) async -> Int
     /// Asked for a fresh URL when one expires; nil fails the download instead.
     let urlProvider: URLProvider?
     /// Moves complete files into place, many at a time.
@@ -54,7 +54,7 @@ final class JobEnvironment: Sendable {
     init(
         session: HTTPSession, store: DownloadStore, events: EventHub, settings: EngineSettings,
         globalLimiter: RateLimiter,
-        widenClaim: @escaping @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) -> Int,
+        widenClaim: @escaping @Sendable (_ id: DownloadID, _ host: String, _ wanted: Int) async -> Int,
         urlProvider: URLProvider?, finishing: FinishingQueue, recorder: TransferRecorder,
         finishingStarts: @escaping @Sendable (_ id: DownloadID, _ heldBytes: Int64?) async -> Void,
         slotNeeded: @escaping @Sendable (_ id: DownloadID) async -> Void,

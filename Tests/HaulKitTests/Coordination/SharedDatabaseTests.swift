@@ -19,8 +19,8 @@ struct SharedDatabaseTests {
     }
 
     /// The state the database records for `id`: what another process sees.
-    static func storedState(_ id: DownloadID, of runner: Harness) throws -> DownloadState? {
-        try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
+    static func storedState(_ id: DownloadID, of runner: Harness) async throws -> DownloadState? {
+        try await SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
     }
 
     @Test("an editor's add is picked up by a runner")
@@ -50,7 +50,7 @@ struct SharedDatabaseTests {
         try await runner.waitForProgress(id, atLeast: 200_000)
 
         // `running` reaches the database at the runner's next tick.
-        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
+        try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }
         let editor = try await Self.editor(of: runner)
         #expect(await editor.snapshot(id)?.state == .running)
         try await editor.pause(id)
@@ -88,7 +88,7 @@ struct SharedDatabaseTests {
         let id = try await runner.manager.add(url, options: .init(connections: 1))
         try await runner.waitForProgress(id, atLeast: 1)
         #expect(await runner.manager.snapshot(id)?.state == .running)
-        let stored = try Self.storedState(id, of: runner)
+        let stored = try await Self.storedState(id, of: runner)
         // Only before the first tick: on a machine so loaded that a tick has passed, running may be recorded.
         if added.duration(to: .now) < tick {
             #expect(stored == .queued, "not recorded before the first tick")
@@ -100,13 +100,14 @@ struct SharedDatabaseTests {
         await editor.shutdown()
         try await runner.waitForState(id, .paused, timeout: .seconds(10))
         try await Task.sleep(for: tick + .milliseconds(500))
-        #expect(try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
+        await #expect(
+            try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
 
         try await runner.manager.resume(id)
-        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
+        try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }
         origin.setFaults { $0.bytesPerSecond = nil }
         _ = try await runner.manager.wait(for: id)
-        #expect(try Self.storedState(id, of: runner) == .completed)
+        await #expect(try Self.storedState(id, of: runner) == .completed)
         await runner.shutdown()
     }
 }
