@@ -311,6 +311,18 @@ extension DownloadError {
             isTransient: false)
     }
 
+    /// A streamed file's bytes do not have the digest the server stated for the whole file (`expected`); they were
+    /// already delivered.
+    static func streamServerDigestMismatch(_ expected: ExpectedDigest, actual: String) -> DownloadError {
+        .init(
+            code: .serverDigestMismatch,
+            summary: "the file has the \(expected.algorithm) \(actual), but the server's \(expected.header) says "
+                + "\(expected.hex)",
+            suggestion: "the streamed bytes were damaged on the way or the server's copy is corrupt: discard them; run "
+                + "again, or use --no-verify-server-digest if the server's digest is known to be wrong",
+            isTransient: false)
+    }
+
     /// The foreground command that owned download `id` ended before it finished.
     public static func interrupted(_ id: DownloadID) -> DownloadError {
         .init(
