@@ -99,8 +99,10 @@ struct BodyWriter: Sendable {
                 let pause = max(
                     limiter.delay(for: count), globalLimiter.delay(for: count), hostLimiter?.delay(for: count) ?? .zero)
                 if pause > .zero {
+                    let asleep = stopwatch.elapsed
                     try await settings.tickClock.sleep(for: pause)
-                    watch?.exclude(pause)
+                    // All the sleep took, a late wake-up on a busy machine included: none of it is the server's.
+                    watch?.exclude(stopwatch.elapsed - asleep)
                 }
             }
         }

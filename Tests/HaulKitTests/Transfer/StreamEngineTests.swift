@@ -56,12 +56,12 @@ struct StreamEngineTests {
     @Test("a speed limit under the lowest speed is not taken for a trickle")
     func limitIsNotATrickle() async throws {
         let harness = try await Harness.make {
-            $0.lowestSpeed = 64 * 1024
+            $0.lowestSpeed = 32 * 1024
             $0.lowSpeedWindow = .seconds(1)
         }
-        let size = 96 * 1024
+        let size = 48 * 1024
         let url = harness.origin.serve("/limited.bin", size: size)
-        let (bytes, result) = await Self.stream(harness, url, options: .init(speedLimit: 32 * 1024))
+        let (bytes, result) = await Self.stream(harness, url, options: .init(speedLimit: 16 * 1024))
         _ = try result.get()
         #expect(TestContent.firstMismatch(bytes, size: size) == nil)
         #expect(harness.origin.requests(to: "/limited.bin").count == 1)
@@ -71,16 +71,17 @@ struct StreamEngineTests {
     @Test("a consumer that holds the bytes up (a pipe's slow reader) is not a slow server: nothing is dropped")
     func slowConsumerIsNotATrickle() async throws {
         let harness = try await Harness.make {
-            $0.lowestSpeed = 256 * 1024
-            $0.lowSpeedWindow = .seconds(1)
+            $0.lowestSpeed = 64 * 1024
+            $0.lowSpeedWindow = .seconds(2)
         }
         let size = 512 * 1024
         let url = harness.origin.serve("/reader.bin", size: size)
         let received = Mutex<[UInt8]>([])
         let writes = Atomic<Int>(0)
         _ = try await harness.manager.stream(url) { bytes in
-            // 1.6 s held up in the first four writes: far below 256 KiB/s over the window, were it the server's.
-            if writes.add(1, ordering: .relaxed).newValue <= 4 { usleep(400_000) }
+            // 2.5 s held up at the first write (at most two reads of 64 KiB by then): far below 64 KiB/s, were it
+            // the server's.
+            if writes.add(1, ordering: .relaxed).newValue == 1 { usleep(2_500_000) }
             received.withLock { $0.append(contentsOf: bytes) }
         }
         #expect(TestContent.firstMismatch(received.withLock { $0 }, size: size) == nil)
