@@ -87,28 +87,58 @@ extension EndToEnd {
             await origin.stop()
         }
 
-        @Test("-x auto: each decision is a connections record in --json, with its reason")
+        /// The records of a `--json` run, and the connection counts it decided and used.
+        static func connectionRecords(_ output: String) -> (decisions: [[String: Any]], mostUsed: Int) {
+            let records = output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let decisions = records.filter { $0["type"] as? String == "connections" }
+            let mostUsed =
+                records.filter { $0["type"] as? String == "progress" }
+                .map { $0["connections"] as? Int ?? 0 }.max() ?? 0
+            return (decisions, mostUsed)
+        }
+
+        @Test("-x auto is the default: each decision is a connections record in --json, with its reason")
         func autoConnectionsInJSON() async throws {
             let origin = try await TestOrigin.start()
             origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
             let size = 12 * 1024 * 1024
             let url = origin.serve("/big.bin", size: size)
             let directory = TemporaryDirectory()
+            let state = directory.file("state").path
             let result = try await ChildProcess.run(
-                "haul",
-                [
-                    "get", "--json", "-x", "auto", "-d", directory.path, url.absoluteString, "--state-dir",
-                    directory.file("state").path,
-                ])
+                "haul", ["get", "--json", "-d", directory.path, url.absoluteString, "--state-dir", state])
             #expect(result.status == 0, "\(result.error)")
-            let records = result.output.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-            let decisions = records.filter { $0["type"] as? String == "connections" }
-            #expect(decisions.contains { ($0["connections"] as? Int ?? 0) >= 2 }, "\(result.output)")
-            #expect(decisions.allSatisfy { ($0["reason"] as? String)?.contains("connection") == true })
+            let auto = Self.connectionRecords(result.output)
+            #expect(auto.decisions.contains { ($0["connections"] as? Int ?? 0) >= 2 }, "\(result.output)")
+            #expect(auto.decisions.allSatisfy { ($0["reason"] as? String)?.contains("connection") == true })
             let data = try Data(contentsOf: directory.file("big.bin"))
             #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+
+            // A number fixes the count, on the command line or on a list's line: nothing is decided, and no more
+            // connections than the number are used.
+            let fixedSize = 6 * 1024 * 1024
+            let fixed = origin.serve("/fixed.bin", size: fixedSize)
+            let three = try await ChildProcess.run(
+                "haul", ["get", "--json", "-x", "3", "-d", directory.path, fixed.absoluteString, "--state-dir", state])
+            #expect(three.status == 0, "\(three.error)")
+            let byNumber = Self.connectionRecords(three.output)
+            #expect(byNumber.decisions.isEmpty, "\(three.output)")
+            #expect((2...3).contains(byNumber.mostUsed), "\(three.output)")
+            let listed = origin.serve("/listed.bin", size: fixedSize)
+            let line = try await ChildProcess.run(
+                "haul", ["get", "--json", "-d", directory.path, "-i", "-", "--state-dir", state],
+                standardInput: "\(listed.absoluteString) connections=2\n")
+            #expect(line.status == 0, "\(line.error)")
+            let byLine = Self.connectionRecords(line.output)
+            #expect(byLine.decisions.isEmpty, "\(line.output)")
+            #expect(byLine.mostUsed == 2, "\(line.output)")
+            for name in ["fixed.bin", "listed.bin"] {
+                let bytes = try Data(contentsOf: directory.file(name))
+                #expect(TestContent.firstMismatch([UInt8](bytes), size: fixedSize) == nil, "\(name)")
+            }
+
             let bad = try await ChildProcess.run(
                 "haul", ["get", "-x", "many", url.absoluteString, "--state-dir", directory.file("s").path])
             #expect(bad.status == 64, "\(bad.error)")
