@@ -146,7 +146,7 @@ extension EndToEnd {
         }
 
         /// Scaled for CI: 180 files at 20/s (about 10 s) instead of the 2,000 (100 s); the warm-up is the
-        /// first 2 s instead of 30 s.
+        /// first 2 s instead of 30 s. `HAUL_FLEET_FULL=1` runs the issue's own figures: 2,000 files, 30 s, 85%.
         @Test(
             "three workers on one queue share a host allowing 20/s: no failure, <1% throttled, ≥85% of the rate used",
             .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
@@ -155,7 +155,9 @@ extension EndToEnd {
             let database = try await postgres.makeDatabase()
             let origin = try await TestOrigin.start()
             origin.requestLimit.limit(20)
-            let count = 180
+            let full = ProcessInfo.processInfo.environment["HAUL_FLEET_FULL"] != nil
+            let count = full ? 2_000 : 180
+            let warmUp: Duration = full ? .seconds(30) : .seconds(2)
             let urls = Self.smallFiles(origin, count, headers: [("RateLimit-Policy", "\"default\";q=20;w=1")])
             let directory = TemporaryDirectory()
             let db = ["--database", database.absoluteString]
@@ -169,17 +171,18 @@ extension EndToEnd {
                     ])
             }
             for worker in workers {
-                #expect(try await worker.wait(timeout: .seconds(120)) == 0, "\(worker.standardError)")
+                #expect(try await worker.wait(timeout: .seconds(full ? 300 : 120)) == 0, "\(worker.standardError)")
             }
             let listed = try await FleetCommandTests.listed(database)
             #expect(listed.count == count)
             #expect(listed.values.allSatisfy { $0.state == "completed" }, "\(listed.values.map(\.state))")
             let limit = origin.requestLimit
-            let later = limit.refused(after: .seconds(2))
-            #expect(later.refused * 100 < later.arrived, "\(later.refused) of \(later.arrived) throttled after 2 s")
+            let later = limit.refused(after: warmUp)
+            #expect(
+                later.refused * 100 < later.arrived, "\(later.refused) of \(later.arrived) throttled after \(warmUp)")
             // 18/s (90%, the policy's margin) when the machine is not saturated; a refusal under the whole suite's load
             // holds the fleet for its Retry-After (1 s), so the bound is 80%, not the 85% (docs/politeness.md).
-            #expect(limit.servedPerSecond >= 16, "\(limit.servedPerSecond)/s of the 20/s allowed")
+            #expect(limit.servedPerSecond >= (full ? 17 : 16), "\(limit.servedPerSecond)/s of the 20/s allowed")
             print("fleet of 3: \(limit.counts) requests (arrived, refused), \(limit.servedPerSecond)/s served")
 
             // The fleet's state of the host, as `haul hosts` shows it.
