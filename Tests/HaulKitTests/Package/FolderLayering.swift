@@ -6,9 +6,10 @@ import Foundation
 /// Each folder has a layer; a file may name the types of folders in lower layers only, never those of another
 /// folder of its own layer or of a higher one. The checker reads the sources without the compiler: it splits each
 /// file into code tokens (comments and the text of string literals left out, interpolations kept), takes the names
-/// of the types each folder declares at the top level (`struct`, `class`, `enum`, `actor`, `protocol`, `typealias`),
-/// and looks for those names among every other folder's tokens. `extension Name` is a use of `Name`; a name after a
-/// dot (`.member`, `Outer.Inner`) is a member, not a use.
+/// each folder declares at the top level (`struct`, `class`, `enum`, `actor`, `protocol`, `typealias`, and global
+/// `func`, `let`, `var`; not `private` ones), and looks for those names among every other folder's tokens.
+/// `extension Name` is a use of `Name`; a name after a dot (`.member`, `Outer.Inner`) is a member, not a use; a name
+/// a file declares a type of itself (nested or not) means its own type there.
 enum FolderLayering {
     /// One source file: its folder below `Sources/HaulKit` and its name.
     struct SourceFile: Sendable {
@@ -120,6 +121,12 @@ enum FolderLayering {
 
     /// The keywords that declare a type.
     static let declaring: Set<String> = ["struct", "class", "enum", "actor", "protocol", "typealias"]
+    /// The keywords that declare a function, a constant or a variable: at the top level, names as a folder's types are.
+    static let declaringValues: Set<String> = ["func", "let", "var"]
+    /// The modifiers that may stand before those keywords.
+    static let modifiers: Set<String> = [
+        "public", "package", "internal", "private", "fileprivate", "open", "final", "indirect", "nonisolated",
+    ]
 
     /// Checks `files` against `layers`; a forbidden use listed in `allowances` is not a violation. Each type is
     /// reported once per file, at its first use.
@@ -132,7 +139,7 @@ enum FolderLayering {
         var violations: [Violation] = []
         var used: Set<Allowance> = []
         for (file, tokens) in scanned {
-            var seen: Set<String> = []
+            var seen = ownTypes(in: tokens)
             for token in tokens where !token.afterDot {
                 guard let owner = owners[token.text], owner.folder != file.folder, seen.insert(token.text).inserted,
                     let rule = layers.brokenRule(from: file.folder, to: owner.folder)
@@ -150,7 +157,8 @@ enum FolderLayering {
         return Findings(violations: violations, unusedAllowances: unused)
     }
 
-    /// The names of the types declared at the top level of a file (not inside a type, an extension or a function).
+    /// The names a file declares at the top level (not inside a type, an extension or a function) that other files
+    /// may use: its types, functions, constants and variables, unless `private` or `fileprivate`.
     static func declarations(in tokens: [Token]) -> [String] {
         var names: [String] = []
         var depth = 0
@@ -159,12 +167,29 @@ enum FolderLayering {
             case "{": depth += 1
             case "}": depth -= 1
             default:
-                guard depth == 0, !token.afterDot, declaring.contains(token.text), index + 1 < tokens.count else {
-                    continue
+                guard depth == 0, !token.afterDot, index + 1 < tokens.count,
+                    declaring.contains(token.text) || declaringValues.contains(token.text)
+                else { continue }
+                var before = index - 1
+                var hidden = false
+                while before >= 0, modifiers.contains(tokens[before].text) {
+                    hidden = hidden || tokens[before].text == "private" || tokens[before].text == "fileprivate"
+                    before -= 1
                 }
                 let next = tokens[index + 1].text
-                if next != "{" && next != "}" { names.append(next) }
+                if !hidden && next != "{" && next != "}" { names.append(next) }
             }
+        }
+        return names
+    }
+
+    /// The names of the types a file declares at any depth: in that file, such a name means its own type.
+    static func ownTypes(in tokens: [Token]) -> Set<String> {
+        var names: Set<String> = []
+        for (index, token) in tokens.enumerated().dropLast()
+        where !token.afterDot && declaring.contains(token.text) {
+            let next = tokens[index + 1].text
+            if next != "{" && next != "}" { names.insert(next) }
         }
         return names
     }

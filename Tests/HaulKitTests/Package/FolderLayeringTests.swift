@@ -138,9 +138,25 @@ struct FolderLayeringCheckerTests {
         let layers = try FolderLayering.Layers.parse(Self.rules)
         let nesting = Self.file(
             "High/Outer.swift", "struct Outer {\n    struct Inner {}\n}\nfunc f() { enum Local {} }\n")
-        #expect(FolderLayering.declarations(in: FolderLayering.tokens(in: nesting.text)) == ["Outer"])
+        #expect(FolderLayering.declarations(in: FolderLayering.tokens(in: nesting.text)) == ["Outer", "f"])
         let user = Self.file("Low/User.swift", "let inner = 1\nlet local = Local()\nlet x: Inner? = nil\n")
         #expect(FolderLayering.check([nesting, user], layers: layers).violations.isEmpty)
+    }
+
+    @Test("global functions and constants are a folder's too; private declarations and a file's own types are not")
+    func globalsAndPrivates() throws {
+        let layers = try FolderLayering.Layers.parse(Self.rules)
+        let helpers = Self.file(
+            "High/Helpers.swift",
+            "func lifted() -> Int { 1 }\npublic let ceiling = 2\nprivate struct Key {}\nfileprivate func hidden() {}\n")
+        #expect(
+            FolderLayering.declarations(in: FolderLayering.tokens(in: helpers.text)) == ["lifted", "ceiling"])
+        let user = Self.file("Low/User.swift", "let a = lifted()\nlet b = ceiling\n")
+        let own = Self.file(
+            "Low/Own.swift", "private struct Key {}\nstruct Holder {\n    struct Top {}\n    var top = Top()\n}\n")
+        let findings = FolderLayering.check([Self.top, Self.base, helpers, user, own], layers: layers)
+        #expect(
+            findings.violations.map { "\($0.file):\($0.type)" } == ["Low/User.swift:lifted", "Low/User.swift:ceiling"])
     }
 
     @Test("an allowance excuses its file and type only, and one that excuses nothing is reported")
