@@ -131,3 +131,6 @@ final class EventHub: Sendable {
         }
     }
 }
+
+/// A job's retrier reports through the hub it is given.
+extension EventHub: RetryReporter {}

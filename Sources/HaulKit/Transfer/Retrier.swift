@@ -1,6 +1,13 @@
 import Logging
 import Synchronization
 
+/// Where a ``Retrier`` reports its `retrying` events: the manager's event hub, which the transfer names only through
+/// this (the folder rules of `docs/architecture.md`: Transfer does not use Queue).
+protocol RetryReporter: Sendable {
+    /// Sends an event of `id`; `change` is made only if somebody listens.
+    func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change)
+}
+
 /// The one retry component of a download run: a ``RetryBudget`` shared by all its connections, the waiting on the
 /// configured clock, and the `retrying` events. Used by the one-connection loop and by every segment connection.
 final class Retrier: Sendable {
@@ -20,14 +27,14 @@ final class Retrier: Sendable {
     private let budget: Mutex<RetryBudget>
     private let stopwatch: Stopwatch
     private let settings: EngineSettings
-    private let events: EventHub
+    private let events: any RetryReporter
     private let id: DownloadID
     private let target: RequestTarget?
     /// Gives the download's slot away during a long wait the host asked for (`Retry-After` on 429 or 503).
     private let slot: SlotYield?
 
     init(
-        id: DownloadID, settings: EngineSettings, events: EventHub, target: RequestTarget? = nil,
+        id: DownloadID, settings: EngineSettings, events: any RetryReporter, target: RequestTarget? = nil,
         slot: SlotYield? = nil, startingWith bytes: Int64
     ) {
         self.id = id
