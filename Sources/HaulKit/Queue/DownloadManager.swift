@@ -102,16 +102,14 @@ public actor DownloadManager {
         var runningRecorded = false
     }
 
-    /// Opens the state database (creating it if needed) and, if `resumesStoredDownloads`, continues its downloads.
-    public init(configuration: Configuration = Configuration()) async throws(DownloadError) {
-        guard configuration.maxConcurrentDownloads >= 1, configuration.maxConnectionsPerHost >= 1 else {
-            throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
-        }
+    /// Opens a manager on `store`, made for `configuration` (see `DownloadManager+Store.swift`), and, if
+    /// `resumesStoredDownloads`, continues its downloads.
+    init(opened configuration: Configuration, store: any DownloadStore) async throws(DownloadError) {
+        try Self.checkLimits(configuration)
         self.configuration = configuration
         ownerText =
             configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
         engineSettings = configuration.engineSettings
-        let store = try configuration.store.make(configuration)
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
         eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
