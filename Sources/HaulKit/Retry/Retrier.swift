@@ -20,14 +20,14 @@ final class Retrier: Sendable {
     private let budget: Mutex<RetryBudget>
     private let stopwatch: Stopwatch
     private let settings: EngineSettings
-    private let events: EventHub
+    private let events: any DownloadEventSink
     private let id: DownloadID
     private let target: RequestTarget?
     /// Gives the download's slot away during a long wait the host asked for (`Retry-After` on 429 or 503).
     private let slot: SlotYield?
 
     init(
-        id: DownloadID, settings: EngineSettings, events: EventHub, target: RequestTarget? = nil,
+        id: DownloadID, settings: EngineSettings, events: any DownloadEventSink, target: RequestTarget? = nil,
         slot: SlotYield? = nil, startingWith bytes: Int64
     ) {
         self.id = id

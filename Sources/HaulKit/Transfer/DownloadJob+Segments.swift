@@ -5,20 +5,20 @@ import Foundation
 extension DownloadJob {
     /// The connections this download would use: its option, within the per-host limit.
     var connectionsAllowed: Int {
-        guard segmentsAllowed else { return 1 }
+        guard machine.terms.segmentsAllowed else { return 1 }
         return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
     }
 
     /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
     /// other workers) may hold the host's connections.
     mutating func grantedConnections() -> Int {
-        if let connectionGrant { return connectionGrant }
+        if let grant = machine.terms.connectionGrant { return grant }
         // `-x auto` starts with one connection, and its tuner asks for more while they pay.
         let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
         let granted =
             connectionsAllowed > 1 && wanted > 1
-            ? max(1, min(wanted, environment.widenClaim(id, host, wanted))) : 1
-        connectionGrant = granted
+            ? max(1, min(wanted, environment.host.widenClaim(id, host: host, wanted: wanted))) : 1
+        machine.connectionsGranted(granted)
         return granted
     }
 
@@ -74,13 +74,13 @@ extension DownloadJob {
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
                 ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
-                    allowed: { [environment, id, host] wanted in environment.widenClaim(id, host, wanted) })
+                    allowed: { [environment, id, host] wanted in
+                        environment.host.widenClaim(id, host: host, wanted: wanted)
+                    })
                 : nil)
-        do {
-            try await transfer.run(opening: opening)
-        } catch let restart as SegmentedTransfer.Restart {
+        if case .restart(let restart) = try await transfer.run(opening: opening) {
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
-            if restart.reason == .rangeMismatch { rangesUsable = false }
+            if restart.reason == .rangeMismatch { machine.rangesRefused() }
             guard let replacement = restart.replacement else {
                 try rewind(to: 0, because: restart.reason)
                 return .refetch(restart.reason, detail: restart.detail)
@@ -88,7 +88,7 @@ extension DownloadJob {
             // A whole new copy is already arriving: write it from byte 0 on this one connection.
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
             try rewind(to: 0, because: restart.reason)
-            segmentsAllowed = false
+            machine.splitRefused()
             return try await receiveNewCopy(
                 replacement.response, head: replacement.head, validator: replacement.validator)
         }
