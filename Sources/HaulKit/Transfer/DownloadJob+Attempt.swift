@@ -37,12 +37,12 @@ extension DownloadJob {
         case .refetchFromStart(let reason, let detail):
             logger.info("restarting", metadata: ["reason": "\(reason)", "detail": "\(detail)"])
             if reason == .rangeMismatch { machine.rangesRefused() }
-            try rewind(to: 0, because: reason)
+            try await rewind(to: 0, because: reason)
             return .refetch(reason, detail: detail)
         case .write(let offset, let validator, let restart):
             if let restart {
                 try retrier.countRestart(restart, detail: "answered with \(head.status)", bytes: state.current.received)
-                try rewind(to: 0, because: restart)
+                try await rewind(to: 0, because: restart)
             }
             if let encoding = head.contentEncoding, shouldDecode(encoding, head: head, url: finalURL) {
                 return try await receiveDecoded(encoding)
@@ -53,7 +53,7 @@ extension DownloadJob {
                     head.digests, representation: true, bodyStart: offset, length: head.contentLength,
                     generation: state.current.generation, source: finalURL.absoluteString)
             } catch {
-                return try restartForChangedDigest(error)
+                return try await restartForChangedDigest(error)
             }
             record.transfer.finalURL = finalURL.absoluteString
             for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
@@ -62,7 +62,7 @@ extension DownloadJob {
             if record.transfer.hasPartData {
                 if record.transfer.totalBytes == nil, let total = validator.totalBytes {
                     record.transfer.totalBytes = total
-                    try environment.store.saveTransfer(record)
+                    try await perform(machine.recordChanged(.sizeLearnt))
                 }
             } else if let total = holdableSize(head, validator: validator, offset: offset) {
                 guard case .named(let fresh) = try await nameIfNeeded(head: head, url: finalURL, journal: false) else {
@@ -84,7 +84,7 @@ extension DownloadJob {
                 let total = record.transfer.totalBytes,
                 total - offset >= 2 * settings.minimumSegmentSize
             {
-                let board = try startSegments(total: total, done: offset)
+                let board = try await startSegments(total: total, done: offset)
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
                 return try await runSegmented(
                     board, opening: .init(body: response.body, start: offset, end: end, part: part))
@@ -116,7 +116,7 @@ extension DownloadJob {
                 head.digests, representation: true, bodyStart: 0, length: head.contentLength,
                 generation: state.current.generation, source: record.transfer.finalURL ?? record.url)
         } catch {
-            return try restartForChangedDigest(error)
+            return try await restartForChangedDigest(error)
         }
         return try await receive(
             response.body, from: 0, verifying: 0, contentLength: head.contentLength, endsTheFile: true, part: part)

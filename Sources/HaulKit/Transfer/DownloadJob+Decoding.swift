@@ -26,7 +26,7 @@ extension DownloadJob {
     mutating func receiveDecoded(_ encoding: String) async throws -> AttemptResult {
         logger.info("decoding an unrequested Content-Encoding", metadata: ["encoding": "\(encoding)"])
         machine.encodingSeen(encoding)
-        if state.current.written > 0 || record.transfer.hasPartData { try rewind(to: 0, because: nil) }
+        if state.current.written > 0 || record.transfer.hasPartData { try await rewind(to: 0, because: nil) }
         let (response, finalURL) = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
         let head = ResponseHead(response, now: Date())
         guard head.status == 200 || head.status == 203 else {

@@ -40,7 +40,7 @@ extension DownloadJob {
         record.updatedAt = Date()
         // Recorded first (with the destination), so a crash right after never leaves a part file nobody owns; a
         // recorded part file that is missing counts as empty. Jobs at this step together share the commit.
-        try await environment.recorder.save(record)
+        try await perform(machine.recordChanged(.newPartFile))
         if state.current.file == nil {
             try FileSystem.createDirectory(FileSystem.parent(of: destination))
             // A new part file is created exclusively. One already there without validators of ours is never
@@ -52,7 +52,7 @@ extension DownloadJob {
     }
 
     /// Cuts the part file back to `offset` and starts a new generation, so no older checkpoint or hash applies.
-    mutating func rewind(to offset: Int64, because reason: RestartReason?) throws(DownloadError) {
+    mutating func rewind(to offset: Int64, because reason: RestartReason?) async throws(DownloadError) {
         if board != nil || record.transfer.segments != nil { try dropSegments() }
         let generation = state.update {
             $0.generation += 1
@@ -68,10 +68,9 @@ extension DownloadJob {
             record.transfer.hasPartData = false
             ledger.reset()
             mirrors.forgetServedBytes()
-            machine.fetchingFromStart()
         }
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.rewound(toStart: offset == 0)))
         if let reason {
             environment.events.yield(id, .restarted(reason))
         }
@@ -117,7 +116,7 @@ extension DownloadJob {
         switch ending {
         case .mismatch:
             logger.info("bytes before the resume point differ from the disk; starting over")
-            try rewind(to: 0, because: .contentMismatch)
+            try await rewind(to: 0, because: .contentMismatch)
             return .refetch(.contentMismatch, detail: "the bytes before the resume point differ from the disk")
         case .full:
             throw DownloadError.malformedResponse("the server sent more than the \(total ?? 0) bytes it announced")

@@ -93,7 +93,7 @@ extension DownloadJob {
         guard !bad.isEmpty else { return digests }
         logger.notice("pieces failed their hashes", metadata: ["pieces": "\(bad)"])
         if let failure = try await refetchPieces(bad, pieces: pieces, file: file, total: total) {
-            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+            throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .pieceMismatch(
                     failure.index, first: failure.range.lowerBound, last: failure.range.upperBound - 1,
                     algorithm: failure.algorithm, expected: pieces.hashes[failure.index], actual: failure.actual,
@@ -104,7 +104,7 @@ extension DownloadJob {
         let again = try await follower?.value ?? [:]
         if let still = ledger.pieces.bad.first {
             let range = pieces.range(of: still, size: total)
-            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+            throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .pieceMismatch(
                     still, first: range.lowerBound, last: range.upperBound - 1, algorithm: pieces.algorithm,
                     expected: pieces.hashes[still], actual: "another value", keptAt: kept)

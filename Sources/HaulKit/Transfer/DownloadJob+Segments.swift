@@ -27,7 +27,7 @@ extension DownloadJob {
     /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
     /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
     /// extends; the other order would leave a full-size file that looks complete.
-    mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
+    mutating func startSegments(total: Int64, done: Int64) async throws(DownloadError) -> SegmentBoard {
         guard let file = state.current.file, let journalPath = record.journalPath else {
             throw .internalError("download \(id) has no part file to split")
         }
@@ -45,7 +45,7 @@ extension DownloadJob {
         record.transfer.durableBytes = done
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.planned))
         try file.preallocate(total)
         CrashPoint.reach(CrashPoint.afterPreallocation)
         return board
@@ -82,12 +82,12 @@ extension DownloadJob {
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
             if restart.reason == .rangeMismatch { machine.rangesRefused() }
             guard let replacement = restart.replacement else {
-                try rewind(to: 0, because: restart.reason)
+                try await rewind(to: 0, because: restart.reason)
                 return .refetch(restart.reason, detail: restart.detail)
             }
             // A whole new copy is already arriving: write it from byte 0 on this one connection.
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
-            try rewind(to: 0, because: restart.reason)
+            try await rewind(to: 0, because: restart.reason)
             machine.splitRefused()
             return try await receiveNewCopy(
                 replacement.response, head: replacement.head, validator: replacement.validator)

@@ -1,4 +1,4 @@
-/// Where a running download's events go: its owner's subscribers. ``DownloadManager``'s hub is one; a job, its
+/// Where a running download's events go: its owner's subscribers. The manager's event hub is one; a job, its
 /// ``Retrier`` and its connections only ever see this protocol, so the transfer code names nothing of the queue.
 protocol DownloadEventSink: Sendable {
     /// Reports `change` of download `id`; `change` is made only if someone listens.

@@ -140,6 +140,49 @@ struct TransferMachine: Sendable {
     /// `If-Modified-Since` stays: it is about the file at the destination, not the part file).
     mutating func fetchingFromStart() { expectations.sha256 = nil }
 
+    // MARK: - What the record must say
+
+    /// A change of the job's record that the store must hold before the job goes on.
+    enum RecordChange: Sendable, Equatable {
+        /// The destination and validators of a part file about to be created (nothing on disk may be nobody's).
+        case newPartFile
+        /// The part file was cut back (a new generation; `toStart`: to byte 0).
+        case rewound(toStart: Bool)
+        /// The size of the file, learnt from an answer after the part file was made.
+        case sizeLearnt
+        /// A multi-connection plan, before the part file is preallocated.
+        case planned
+        /// What a resumed part file holds: its trusted bytes (or restored plan) and this boot.
+        case partFileTrusted
+        /// Part data that cannot be trusted was dropped (or a rename left undone cannot be finished).
+        case partDataDropped
+        /// The destination was renamed to a free name (``ExistingFilePolicy/rename``).
+        case renamed
+    }
+
+    /// A write of the job's record: what the machine asks of ``DownloadJob/perform(_:)``, the one place the job
+    /// writes it.
+    enum Save: Sendable, Equatable {
+        /// The record's transfer columns, at once.
+        case transfer
+        /// The record of a new part file, committed with other jobs' at the same moment (``TransferRecorder``).
+        case newPartFile
+    }
+
+    /// The job's record changed (`change`): returns the write that puts it in the store. A cut back to byte 0
+    /// also voids what the bytes on disk had to match.
+    mutating func recordChanged(_ change: RecordChange) -> Save {
+        switch change {
+        case .newPartFile:
+            return .newPartFile
+        case .rewound(let toStart):
+            if toStart { fetchingFromStart() }
+            return .transfer
+        case .sizeLearnt, .planned, .partFileTrusted, .partDataDropped, .renamed:
+            return .transfer
+        }
+    }
+
     /// The job gave its slot away (its finishing started; it waits without one).
     mutating func slotGivenAway() { holdsSlot = false }
 

@@ -120,4 +120,24 @@ struct TransferMachineStateTests {
         failed.tookOver()
         #expect(TransferMachineTests.name(failed.step) == "failed: \(DownloadError.Code.httpClientError)")
     }
+
+    @Test("each change of the record is one save: a new part file's goes with others', the rest at once")
+    func saves() {
+        var machine = TransferMachine(resuming: false)
+        #expect(machine.recordChanged(.newPartFile) == .newPartFile)
+        let atOnce: [TransferMachine.RecordChange] = [
+            .rewound(toStart: false), .sizeLearnt, .planned, .partFileTrusted, .partDataDropped, .renamed,
+        ]
+        for change in atOnce { #expect(machine.recordChanged(change) == .transfer, "\(change)") }
+    }
+
+    @Test("a cut back to byte 0 voids the SHA-256 a resumed file had to match; a cut elsewhere keeps it")
+    func rewindExpectations() {
+        var machine = TransferMachine(resuming: true)
+        machine.resumingCompletedFile(sha256: "abc")
+        _ = machine.recordChanged(.rewound(toStart: false))
+        #expect(machine.expectations.sha256 == "abc")
+        #expect(machine.recordChanged(.rewound(toStart: true)) == .transfer)
+        #expect(machine.expectations.sha256 == nil)
+    }
 }
