@@ -78,7 +78,12 @@ extension DownloadJob {
                         environment.host.widenClaim(id, host: host, wanted: wanted)
                     })
                 : nil)
-        if case .restart(let restart) = try await transfer.run(opening: opening) {
+        switch try await transfer.run(opening: opening) {
+        case .noSegmentLeft:
+            break
+        case .gaveUp(let error):
+            return .gaveUp(error)
+        case .restart(let restart):
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
             if restart.reason == .rangeMismatch { machine.rangesRefused() }
             guard let replacement = restart.replacement else {

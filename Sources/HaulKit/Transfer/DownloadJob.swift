@@ -135,8 +135,8 @@ struct DownloadJob {
     }
 
     /// Runs the ``TransferMachine``: performs each step it names and feeds it how the step ended. Nothing here is
-    /// decided by a thrown error: an attempt's and a finish's ways of ending are results, and a thrown error is a
-    /// failure (the machine decides whether it is waited out, retried or final).
+    /// decided by a thrown error: an attempt's, a wait's and a finish's ways of ending are results, and a thrown
+    /// error is a failure (the machine decides whether it is waited out, retried or final) or a cancellation.
     mutating func runAttempts() async -> Outcome {
         do {
             if try await prepare() { return .completed(record) }
@@ -163,9 +163,12 @@ struct DownloadJob {
                 }
                 do {
                     let result = try await attempt(verifyingOverlap: verifyingOverlap)
+                    if case .gaveUp(let error) = result, error.code != .diskFull, await takeOver(after: error) {
+                        // A connection of this download spent the shared budget, and another source goes on.
+                        machine.tookOver()
+                        continue
+                    }
                     machine.attemptEnded(result, missing: missingBytes)
-                } catch let verdict as Retrier.GaveUp {
-                    await gaveUp(verdict)
                 } catch {
                     logger.debug("attempt failed", metadata: ["error": "\(error)"])
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
@@ -173,11 +176,15 @@ struct DownloadJob {
             case .wait(let setback):
                 monitorLauncher.start()
                 do {
-                    try await retrier.wait(
+                    let verdict = try await retrier.wait(
                         after: setback, bytes: state.current.received, requestedWith: machine.terms.requestedGeneration)
-                    machine.waited()
-                } catch let verdict as Retrier.GaveUp {
-                    await gaveUp(verdict)
+                    switch verdict {
+                    case .again:
+                        machine.waited()
+                    case .gaveUp(let error):
+                        // Another source may take over from the one that failed (the wait is then over).
+                        if await takeOver(after: error) { machine.tookOver() } else { machine.gaveUp(error) }
+                    }
                 } catch {
                     machine.cancelled()
                 }
@@ -207,19 +214,6 @@ struct DownloadJob {
             case .stopped:
                 return .stopped(record)
             }
-        }
-    }
-
-    /// The retry budget gave up with `verdict`: no room found by an attempt is waited out, another source may take
-    /// over (the wait is then over), else the run fails.
-    mutating func gaveUp(_ verdict: Retrier.GaveUp) async {
-        if verdict.error.code == .diskFull, case .attempt = machine.step {
-            machine.spaceRanOut(verdict.error)
-        } else if await takeOver(after: verdict) {
-            // A connection of this download spent the shared budget, and another source goes on.
-            machine.tookOver()
-        } else {
-            machine.gaveUp(verdict.error)
         }
     }
 

@@ -89,15 +89,21 @@ struct SegmentedTransfer: Sendable {
         /// A connection saw another version, or wrong bytes: the download restarts from byte 0 (with the new copy
         /// already arriving, when there is one).
         case restart(Restart)
+        /// A connection's wait found the run's retry budget spent: `error` ends the download, unless another source
+        /// takes over.
+        case gaveUp(DownloadError)
     }
 
-    /// Runs the connections until no segment is left to claim, or one of them says the download must restart.
+    /// Runs the connections until no segment is left to claim, one of them says the download must restart, or the
+    /// retry budget is spent.
     func run(opening: Opening?) async throws -> Ending {
         do {
             try await runConnections(opening: opening)
             return .noSegmentLeft
         } catch let restart as Restart {
             return .restart(restart)
+        } catch let verdict as Retrier.GaveUp {
+            return .gaveUp(verdict.error)
         }
     }
 
@@ -212,7 +218,9 @@ struct SegmentedTransfer: Sendable {
                 }
                 setback = failure
             }
-            try await retrier.wait(after: .failure(setback), bytes: state.current.received, requestedWith: generation)
+            let verdict = try await retrier.wait(
+                after: .failure(setback), bytes: state.current.received, requestedWith: generation)
+            if case .gaveUp(let final) = verdict { throw Retrier.GaveUp(error: final) }
         }
     }
 

@@ -31,6 +31,9 @@ struct TransferMachine: Sendable {
         case incomplete(wrote: Bool)
         /// The partial data was discarded; fetch again from byte 0.
         case refetch(RestartReason, detail: String)
+        /// One of several connections found the run's retry budget spent: `error` ends the run (no room on the
+        /// disk is waited out). The job lets another source take over first (``tookOver()``).
+        case gaveUp(DownloadError)
     }
 
     enum Step: Sendable {
@@ -208,6 +211,8 @@ struct TransferMachine: Sendable {
             step = .wait(.failure(DownloadError.responseTruncated(received: 0, expected: missing)))
         case .refetch(let reason, let detail):
             step = .wait(.restart(reason, detail: detail))
+        case .gaveUp(let error):
+            step = error.code == .diskFull ? .waitForSpace(error) : .failed(error)
         }
     }
 

@@ -140,4 +140,14 @@ struct TransferMachineStateTests {
         #expect(machine.recordChanged(.rewound(toStart: true)) == .transfer)
         #expect(machine.expectations.sha256 == nil)
     }
+
+    @Test("a budget spent by one of several connections fails the run, unless the disk is full: that is waited out")
+    func gaveUpInAttempt() {
+        var spent = TransferMachine(resuming: false)
+        spent.attemptEnded(.gaveUp(.networkFailure("reset")), missing: 10)
+        #expect(TransferMachineTests.name(spent.step) == "failed: \(DownloadError.Code.networkFailure)")
+        var full = TransferMachine(resuming: false)
+        full.attemptEnded(.gaveUp(.diskFull(path: "/x")), missing: 10)
+        #expect(TransferMachineTests.name(full.step) == "wait for space after \(DownloadError.Code.diskFull)")
+    }
 }
