@@ -6,7 +6,13 @@ import NIOCore
 /// Runs one download to its end: requests, validates, streams to the part file, retries, resumes, verifies,
 /// and moves the finished file into place. Owned by one task; shares only its ``TransferState``.
 ///
-/// See `docs/resume-and-durability.md` for the rules this type implements.
+/// Its ``TransferMachine`` decides (the next step, what the run has learnt, when the record is written); the job
+/// performs. This file is the loop; each concern it calls is a file of its own beside it: `+Attempt` (one request),
+/// `+PartFile` (the part-file keeper), `+Naming`, `+HeldBody`, `+Segments`, `+Finishing`, `+Verification`,
+/// `+Pieces`, `+Resuming`, `+Space`, `+Sources`, `+Decoding`, and `+Saving` (the one place the record is written).
+/// It reaches its manager only through its environment's ``JobHost``.
+///
+/// See `docs/resume-and-durability.md` for the rules this type implements, `docs/state-machine.md` for the machine.
 struct DownloadJob {
     /// How a run of the job ended.
     enum Outcome: Sendable {
