@@ -11,7 +11,6 @@ struct FolderLayeringTests {
     /// of the one transfer loop instead of `StreamTransfer`'s own. Remove each entry when its use goes (an entry that
     /// excuses nothing fails ``allowancesAreStillNeeded``), until the list is empty; add none.
     static let allowances: Set<FolderLayering.Allowance> = [
-        .init(file: "Transfer/JobEnvironment.swift", type: "EventHub"),
         .init(file: "Transfer/StreamTransfer.swift", type: "DownloadManager"),
     ]
 
