@@ -9,9 +9,14 @@ extension DownloadJob {
         case refetch(RestartReason, detail: String)
     }
 
-    /// Verifies, syncs and renames the complete part file (or writes the held body) into place at the record's
-    /// destination.
-    mutating func finish() async throws -> FinishResult {
+    /// Verifies, syncs and renames the complete part file (or writes the held body: `contents`) into place at the
+    /// record's destination.
+    mutating func finish(_ contents: TransferMachine.Finishing) async throws -> FinishResult {
+        let held: (body: HeldBody, fresh: Bool)? =
+            switch contents {
+            case .held(let body, let fresh): (body, fresh)
+            case .partFile, .keptExistingFile: nil
+            }
         guard let partPath = record.partPath, let destination = record.destinationPath,
             held != nil || state.current.file != nil
         else { throw DownloadError.internalError("download \(id) finished without a part file") }
@@ -35,18 +40,18 @@ extension DownloadJob {
             digest != checksum.hex
         {
             let reason = "the file failed its \(checksum.algorithm.rawValue) checksum"
-            if let refetch = try refetchWithoutMirrors(because: reason) { return refetch }
-            throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+            if let refetch = try await refetchWithoutMirrors(because: reason) { return refetch }
+            throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .checksumMismatch(expected: checksum, actual: digest, keptAt: kept)
             }
         }
         if let problem = serverDigestProblem(digests) {
             return try await rejectForServerDigest(problem, file: file, partPath: partPath, destination: destination)
         }
-        if let expected = expectedSHA256, let digest = digests[.sha256], digest != expected {
+        if let expected = machine.expectations.sha256, let digest = digests[.sha256], digest != expected {
             // The bytes on disk before this run (a completed file cut short, resumed) were not all the file's.
             logger.info("the resumed file differs from the one completed before; starting over")
-            try rewind(to: 0, because: .contentMismatch)
+            try await rewind(to: 0, because: .contentMismatch)
             startFollower()
             return .refetch(.contentMismatch, detail: "the resumed file differs from the one completed before")
         }
@@ -79,7 +84,7 @@ extension DownloadJob {
     /// A file that failed a check (`failure`: "the file failed its sha256 checksum") with mirrors' bytes in it: the
     /// mirrors are dropped and the file is fetched again from the primary alone. Nil when no mirror's bytes are in it
     /// (the file itself is not the one expected).
-    mutating func refetchWithoutMirrors(because failure: String) throws(DownloadError) -> FinishResult? {
+    mutating func refetchWithoutMirrors(because failure: String) async throws(DownloadError) -> FinishResult? {
         let contributors = mirrors.contributors
         guard !contributors.isEmpty else { return nil }
         let reason = "\(failure) with bytes from this mirror in it"
@@ -87,7 +92,7 @@ extension DownloadJob {
             logger.notice("dropping a mirror", metadata: ["mirror": "\(url)", "reason": "\(reason)"])
             if let address = URL(string: url) { environment.events.yield(id, .mirrorDropped(address, reason: reason)) }
         }
-        try rewind(to: 0, because: .checksumMismatch)
+        try await rewind(to: 0, because: .checksumMismatch)
         startFollower()
         return .refetch(.checksumMismatch, detail: "\(failure) with mirrors' bytes in it")
     }
@@ -97,7 +102,7 @@ extension DownloadJob {
     /// nil). The next run starts over.
     mutating func keepBadFile(
         _ file: PartFile, partPath: String, destination: String, error: (String?) -> DownloadError
-    ) throws(DownloadError) -> DownloadError {
+    ) async throws(DownloadError) -> DownloadError {
         let bad = destination + ".bad"
         var kept: String? = bad
         do {
@@ -110,7 +115,7 @@ extension DownloadJob {
         }
         file.close()
         state.update { $0.file = nil }
-        try rewind(to: 0, because: nil)
+        try await rewind(to: 0, because: nil)
         return error(kept)
     }
 
@@ -119,15 +124,14 @@ extension DownloadJob {
     mutating func finishHeld(
         _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
     ) async throws -> FinishResult {
-        self.held = nil
         let digests = heldDigests(held.body.chunks)
         if let problem = serverDigestProblem(digests) {
             // A small file, never on disk: fetched again if the file changed meanwhile, else failed.
             if let change = await changedOnServer(since: problem.wholeFile ? problem.digest : nil) {
-                try rewind(to: 0, because: .resourceChanged)
+                try await rewind(to: 0, because: .resourceChanged)
                 return .refetch(.resourceChanged, detail: "the file changed on the server: \(change)")
             }
-            try rewind(to: 0, because: nil)
+            try await rewind(to: 0, because: nil)
             throw DownloadError.serverDigestMismatch(
                 problem.what, algorithm: problem.digest.algorithm, header: problem.digest.header,
                 expected: problem.digest.hex, actual: problem.actual)
@@ -161,8 +165,8 @@ extension DownloadJob {
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
     /// `heldBytes`: the size of the body held in memory, nil for an open part file.
     mutating func startFinishing(holding heldBytes: Int64?) async {
-        await environment.finishingStarts(id, heldBytes)
-        finishingStarted = true
+        await environment.host.finishingStarts(id, holding: heldBytes)
+        machine.slotGivenAway()
     }
 
     /// Marks the record completed, as the finishing group writes it.

@@ -12,7 +12,7 @@ extension DownloadJob {
             $0.total = record.transfer.totalBytes
             $0.written = 0
         }
-        if record.transfer.finalizing, try finishInterruptedFinalization() { return true }
+        if record.transfer.finalizing, try await finishInterruptedFinalization() { return true }
         if let destination = record.destinationPath, FileSystem.entry(at: destination) == .directory {
             // Nothing could ever be put there: say so before fetching anything.
             throw .destinationNotWritable(path: destination, reason: "a directory is there: move it away")
@@ -27,14 +27,14 @@ extension DownloadJob {
         }
         guard record.transfer.hasPartData, let partPath = record.partPath else { return false }
         // A completed file that was cut short and is resumed must end as the same file.
-        expectedSHA256 = record.fingerprint?.sha256
+        machine.resumingCompletedFile(sha256: record.fingerprint?.sha256)
         if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
-            try forgetPartData()
+            try await forgetPartData()
             return false
         }
         if let saved = record.transfer.segments, let total = record.transfer.totalBytes {
-            try restoreSegments(saved, total: total, partPath: partPath)
+            try await restoreSegments(saved, total: total, partPath: partPath)
             return false
         }
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
@@ -64,7 +64,7 @@ extension DownloadJob {
         record.transfer.durableBytes = trusted
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partFileTrusted))
         state.update {
             $0.written = trusted
             $0.received = trusted
@@ -96,7 +96,7 @@ extension DownloadJob {
         }
         if record.options.existingFile == .replaceIfNewer {
             // Kept unless the server's copy is newer (asked with If-Modified-Since).
-            existingModified = FileSystem.modificationDate(of: path)
+            machine.comparingWithExisting(modified: FileSystem.modificationDate(of: path))
             return false
         }
         logger.info("the completed file is as it was", metadata: ["path": "\(path)"])
@@ -118,14 +118,15 @@ extension DownloadJob {
             keepExisting(destination, size: size)
             return true
         case .replaceIfNewer:
-            existingModified = FileSystem.modificationDate(of: destination)
+            machine.comparingWithExisting(modified: FileSystem.modificationDate(of: destination))
             return false
         case .rename:
             let directory = FileSystem.parent(of: destination)
             let name = (destination as NSString).lastPathComponent
-            record.destinationPath = try await environment.reserveDestination(id, directory, name, false, true)
+            record.destinationPath = try await environment.host.reserveDestination(
+                id, in: directory, name: name, replacing: false, journal: true)
             record.updatedAt = Date()
-            try environment.store.saveTransfer(record)
+            try await perform(machine.recordChanged(.renamed))
             return false
         }
     }
@@ -149,14 +150,14 @@ extension DownloadJob {
     }
 
     /// Continues a multi-connection plan: the journal's values while the OS boot is the same, else the checkpoint's.
-    mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) throws(DownloadError) {
+    mutating func restoreSegments(_ saved: [Segment], total: Int64, partPath: String) async throws(DownloadError) {
         let minimum = settings.minimumSegmentSize
         // The plan is recorded before the file is preallocated, so a file still shorter than the total is a crash
         // between the two: the plan says which bytes are real, and the file is extended again.
         guard case .regularFile(let size) = FileSystem.entry(at: partPath), size <= total,
             let journalPath = record.journalPath
         else {
-            return try forgetPartData()
+            return try await forgetPartData()
         }
         let journal = try SegmentJournal(path: journalPath)
         let sameBoot = record.transfer.bootID != nil && record.transfer.bootID == BootIdentity.current
@@ -169,7 +170,7 @@ extension DownloadJob {
             planner.segments.allSatisfy({ $0.start + $0.written <= size })
         else {
             journal.close()
-            return try forgetPartData()
+            return try await forgetPartData()
         }
         let file = try PartFile(path: partPath, mode: .continueExisting)
         state.update { $0.file = file }
@@ -187,22 +188,22 @@ extension DownloadJob {
         record.transfer.durableBytes = planner.contiguousBytes
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partFileTrusted))
         logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
     }
 
     /// Drops a part file that cannot be trusted; the next response starts it again.
-    mutating func forgetPartData() throws(DownloadError) {
+    mutating func forgetPartData() async throws(DownloadError) {
         record.transfer.hasPartData = false
         record.transfer.segments = nil
         record.transfer.durableBytes = 0
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partDataDropped))
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
     /// Completes a rename that a previous run had committed to but may not have done; returns whether the file is
     /// complete at its destination.
-    mutating func finishInterruptedFinalization() throws(DownloadError) -> Bool {
+    mutating func finishInterruptedFinalization() async throws(DownloadError) -> Bool {
         guard let destination = record.destinationPath, let partPath = record.partPath,
             let total = record.transfer.totalBytes
         else { return false }
@@ -219,7 +220,7 @@ extension DownloadJob {
         // Neither is as it was left: start again.
         record.transfer.finalizing = false
         record.transfer.hasPartData = false
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partDataDropped))
         return false
     }
 }

@@ -5,20 +5,20 @@ import Foundation
 extension DownloadJob {
     /// The connections this download would use: its option, within the per-host limit.
     var connectionsAllowed: Int {
-        guard segmentsAllowed else { return 1 }
+        guard machine.terms.segmentsAllowed else { return 1 }
         return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
     }
 
     /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
     /// other workers) may hold the host's connections.
     mutating func grantedConnections() -> Int {
-        if let connectionGrant { return connectionGrant }
+        if let grant = machine.terms.connectionGrant { return grant }
         // `-x auto` starts with one connection, and its tuner asks for more while they pay.
         let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
         let granted =
             connectionsAllowed > 1 && wanted > 1
-            ? max(1, min(wanted, environment.widenClaim(id, host, wanted))) : 1
-        connectionGrant = granted
+            ? max(1, min(wanted, environment.host.widenClaim(id, host: host, wanted: wanted))) : 1
+        machine.connectionsGranted(granted)
         return granted
     }
 
@@ -27,7 +27,7 @@ extension DownloadJob {
     /// The order matters: a part file preallocated to its full size is zero-filled, and only a recorded plan says
     /// which of its bytes are real. A crash between the two leaves a plan and a short file, which the next run
     /// extends; the other order would leave a full-size file that looks complete.
-    mutating func startSegments(total: Int64, done: Int64) throws(DownloadError) -> SegmentBoard {
+    mutating func startSegments(total: Int64, done: Int64) async throws(DownloadError) -> SegmentBoard {
         guard let file = state.current.file, let journalPath = record.journalPath else {
             throw .internalError("download \(id) has no part file to split")
         }
@@ -45,7 +45,7 @@ extension DownloadJob {
         record.transfer.durableBytes = done
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.planned))
         try file.preallocate(total)
         CrashPoint.reach(CrashPoint.afterPreallocation)
         return board
@@ -74,21 +74,26 @@ extension DownloadJob {
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
                 ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
-                    allowed: { [environment, id, host] wanted in environment.widenClaim(id, host, wanted) })
+                    allowed: { [environment, id, host] wanted in
+                        environment.host.widenClaim(id, host: host, wanted: wanted)
+                    })
                 : nil)
-        do {
-            try await transfer.run(opening: opening)
-        } catch let restart as SegmentedTransfer.Restart {
+        switch try await transfer.run(opening: opening) {
+        case .noSegmentLeft:
+            break
+        case .gaveUp(let error):
+            return .gaveUp(error)
+        case .restart(let restart):
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
-            if restart.reason == .rangeMismatch { rangesUsable = false }
+            if restart.reason == .rangeMismatch { machine.rangesRefused() }
             guard let replacement = restart.replacement else {
-                try rewind(to: 0, because: restart.reason)
+                try await rewind(to: 0, because: restart.reason)
                 return .refetch(restart.reason, detail: restart.detail)
             }
             // A whole new copy is already arriving: write it from byte 0 on this one connection.
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
-            try rewind(to: 0, because: restart.reason)
-            segmentsAllowed = false
+            try await rewind(to: 0, because: restart.reason)
+            machine.splitRefused()
             return try await receiveNewCopy(
                 replacement.response, head: replacement.head, validator: replacement.validator)
         }

@@ -22,9 +22,9 @@ extension DownloadJob {
 
     /// A response stated another whole-file digest than an earlier one, with the same validators: the file changed
     /// on the server, so it is fetched again from byte 0.
-    mutating func restartForChangedDigest(_ conflict: DigestLedger.Conflict) throws -> AttemptResult {
+    mutating func restartForChangedDigest(_ conflict: DigestLedger.Conflict) async throws -> AttemptResult {
         logger.info("restarting", metadata: ["reason": "digest changed", "detail": "\(conflict)"])
-        try rewind(to: 0, because: .resourceChanged)
+        try await rewind(to: 0, because: .resourceChanged)
         return .refetch(.resourceChanged, detail: conflict.description)
     }
 
@@ -52,13 +52,13 @@ extension DownloadJob {
     ) async throws -> FinishResult {
         if let change = await changedOnServer(since: problem.wholeFile ? problem.digest : nil) {
             logger.info("the file changed on the server; starting over", metadata: ["detail": "\(change)"])
-            try rewind(to: 0, because: .resourceChanged)
+            try await rewind(to: 0, because: .resourceChanged)
             startFollower()
             return .refetch(.resourceChanged, detail: "the file changed on the server: \(change)")
         }
         let reason = "\(problem.what) failed the server's \(problem.digest.header)"
-        if let refetch = try refetchWithoutMirrors(because: reason) { return refetch }
-        throw try keepBadFile(file, partPath: partPath, destination: destination) { kept in
+        if let refetch = try await refetchWithoutMirrors(because: reason) { return refetch }
+        throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
             .serverDigestMismatch(
                 problem.what, algorithm: problem.digest.algorithm, header: problem.digest.header,
                 expected: problem.digest.hex, actual: problem.actual, keptAt: kept)

@@ -61,8 +61,8 @@ struct StreamRun {
 
     /// Performs each step the ``TransferMachine`` names and feeds it how the step ended.
     private mutating func run(into sink: StreamSink) async throws -> RemoteFile {
-        // A stream has no id and no observers: its `retrying` events go to a hub of its own that nobody watches.
-        let retrier = Retrier(id: 0, settings: settings, events: EventHub(), startingWith: 0)
+        // A stream has no id and no observers: its `retrying` events go nowhere (the log says it retries).
+        let retrier = Retrier(id: 0, settings: settings, events: Unobserved(), startingWith: 0)
         let stopwatch = Stopwatch(settings.clock)
         var machine = TransferMachine(resuming: false)
         while true {
@@ -84,11 +84,13 @@ struct StreamRun {
                 }
             case .wait(let setback):
                 do {
-                    try await retrier.wait(after: setback, bytes: sink.delivered)
-                    settings.logger.info("retrying the stream", metadata: ["delivered": "\(sink.delivered)"])
-                    machine.waited()
-                } catch let verdict as Retrier.GaveUp {
-                    machine.gaveUp(verdict.error)
+                    switch try await retrier.wait(after: setback, bytes: sink.delivered) {
+                    case .again:
+                        settings.logger.info("retrying the stream", metadata: ["delivered": "\(sink.delivered)"])
+                        machine.waited()
+                    case .gaveUp(let error):
+                        machine.gaveUp(error)
+                    }
                 } catch {
                     machine.cancelled()
                 }
@@ -222,7 +224,8 @@ struct StreamRun {
         if checksServerDigest, !decoding, let expected = ledger.representation,
             let actual = sink.digest(expected.algorithm), actual != expected.hex
         {
-            throw DownloadError.streamServerDigestMismatch(expected, actual: actual)
+            throw DownloadError.streamServerDigestMismatch(
+                algorithm: expected.algorithm, header: expected.header, expected: expected.hex, actual: actual)
         }
     }
 
@@ -234,4 +237,9 @@ struct StreamRun {
             acceptsRanges: head?.status == 206, etag: validator?.etag, lastModified: validator?.lastModified,
             suggestedName: FileNamer.name(contentDisposition: head?.contentDisposition, url: finalURL))
     }
+}
+
+/// Where a stream's run reports its events: nowhere, since a stream is no download anyone observes.
+private struct Unobserved: DownloadEventSink {
+    func yield(_ id: DownloadID, _ change: @autoclosure () -> DownloadEvent.Change) {}
 }
