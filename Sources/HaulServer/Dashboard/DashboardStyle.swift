@@ -79,7 +79,21 @@ enum DashboardStyle {
           white-space: nowrap; }
         tr.flash td { animation: flash .6s ease-out; }
         @keyframes flash { from { background: var(--selected); } to { background: transparent; } }
-        .list { container-type: inline-size; }
+        .list, .hosts { container-type: inline-size; }
+        .hosts { margin-top: 1rem; }
+        .muted { color: var(--muted); }
+        button.disclosure { border: 0; background: none; padding: 0; font-weight: 600; color: var(--fg); }
+        button.disclosure::before { content: "▸ " / ""; }
+        button.disclosure[aria-expanded="true"]::before { content: "▾ " / ""; }
+        table.hosts-table caption { text-align: left; color: var(--muted); font-size: .85em; padding: .2rem 0; }
+        table.hosts-table th.host { width: 22%; } table.hosts-table th.hold { width: 4.5rem; }
+        table.hosts-table th.throttle { width: 26%; }
+        table.hosts-table th[scope="row"], table.hosts-table td { white-space: normal; overflow-wrap: anywhere; }
+        table.hosts-table tr[data-throttled="true"] th { box-shadow: inset 3px 0 0 var(--error); }
+        .badge { display: inline-block; font-weight: 600; font-size: .85em; padding: 0 .3rem; border: 1px solid var(--line);
+          border-radius: 3px; }
+        tr[data-throttled="true"] .badge { color: var(--error); border-color: currentColor; }
+        table.hosts-table .narrow { white-space: normal; }
         .narrow { display: none; }
         @container (max-width: 56rem) {
           .wide { display: none; } .narrow { display: block; } th.progress { width: 30%; }
