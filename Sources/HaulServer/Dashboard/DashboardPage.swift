@@ -117,7 +117,7 @@ enum DashboardPage {
                 <caption>Politeness per host: the request rate in force, the connection cap, the requests sent, any hold and the last throttle; throttled hosts first</caption>
                 <thead><tr>
                   <th scope="col" class="host">Host</th><th scope="col" class="state">State</th>
-                  <th scope="col" class="wide num">Request limit</th><th scope="col" class="wide num">Connection cap</th>
+                  <th scope="col" class="wide num">Rate limit</th><th scope="col" class="wide num">Connection cap</th>
                   <th scope="col" class="wide num">Requests</th><th scope="col" class="num hold">Hold left</th>
                   <th scope="col" class="throttle">Last throttle and why</th>
                 </tr></thead>

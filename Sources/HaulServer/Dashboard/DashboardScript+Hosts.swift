@@ -49,6 +49,13 @@ extension DashboardScript {
           return (n >= 10 ? String(Math.round(n)) : n.toFixed(n >= 1 ? 1 : 2)) + "/s";
         }
 
+        // A time of today as the clock shows it; an older one with its date.
+        function recently(iso) {
+          const date = new Date(iso);
+          if (isNaN(date)) return iso;
+          return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
+        }
+
         function hostState(h) {
           if (hostHeld(h)) return ["Throttled", "held: no request for " + duration(Number(h.heldFor))];
           if (hostBackedOff(h)) return ["Throttled", "backed off, recovering"];
@@ -107,7 +114,7 @@ extension DashboardScript {
           setText(row.narrow, "limit " + limit + " · connections " + cap + " · " + h.requests + " requests");
           if (h.lastThrottle) {
             setAttribute(row.time, "datetime", h.lastThrottle);
-            setText(row.time, when(h.lastThrottle));
+            setText(row.time, recently(h.lastThrottle));
             setText(row.reason, (h.reason || "reason not known") + (h.throttles > 1 ? " · " + h.throttles + " throttles" : ""));
           } else {
             setAttribute(row.time, "datetime", null);

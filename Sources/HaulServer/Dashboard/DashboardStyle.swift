@@ -86,8 +86,9 @@ enum DashboardStyle {
         button.disclosure::before { content: "▸ " / ""; }
         button.disclosure[aria-expanded="true"]::before { content: "▾ " / ""; }
         table.hosts-table caption { text-align: left; color: var(--muted); font-size: .85em; padding: .2rem 0; }
-        table.hosts-table th.host { width: 22%; } table.hosts-table th.hold { width: 4.5rem; }
-        table.hosts-table th.throttle { width: 26%; }
+        #hosts-table th.host { width: 20%; } #hosts-table th.wide { width: 6rem; } #hosts-table th.hold { width: 4.8rem; }
+        #hosts-table th.throttle { width: 25%; }
+        #hosts-table thead th { white-space: normal; text-overflow: clip; vertical-align: bottom; }
         table.hosts-table th[scope="row"], table.hosts-table td { white-space: normal; overflow-wrap: anywhere; }
         table.hosts-table tr[data-throttled="true"] th { box-shadow: inset 3px 0 0 var(--error); }
         .badge { display: inline-block; font-weight: 600; font-size: .85em; padding: 0 .3rem; border: 1px solid var(--line);
@@ -104,7 +105,7 @@ enum DashboardStyle {
         }
         @media (max-width: 700px) {
           body { padding: 0 .4rem 1rem; } .wide { display: none; } .narrow { display: block; }
-          th.progress { width: 28%; } th.actions { width: 5.6rem; }
+          th.progress { width: 28%; } th.actions { width: 5.6rem; } #hosts-table th.host { width: 30%; }
           td.actions button { display: block; width: 100%; margin: 0 0 .2rem; }
           th, td { padding: .25rem .15rem; font-size: .9em; }
           .chart { flex-basis: 100%; }
