@@ -89,6 +89,10 @@ try:
     hold = throttled["cells"][5]
     check(hold.endswith(" s") and 0 < int(hold.split()[0]) <= 60, f"and the hold left ({hold!r})")
     check("held" in throttled["cells"][1], f"the state says it is held ({throttled['cells'][1]!r})")
+    def announced():
+        return driver.find_element(By.ID, "announce").get_attribute("textContent")
+    check(wait(lambda: "Host throttled: 127.0.0.1 (429 Too Many Requests)" in announced(), timeout=3),
+          f"the new throttle is announced to screen readers ({announced()!r})")
     served = host_row("localhost")
     check(served is not None and served["throttled"] == "false" and served["badge"] == "OK"
           and served["time"] == "never", f"the host that served shows unmarked, never throttled ({served})")

@@ -209,6 +209,7 @@ extension DashboardScript {
           state.hostRows.forEach(function (row) { row.tr.remove(); });
           state.hostRows.clear();
           state.hostsAsked = null;
+          state.hostsRendered = false;
           ui.app.hidden = true;
           ui.login.hidden = false;
           setConnectionText(message || "Enter the secret to connect.");

@@ -127,12 +127,14 @@ extension DashboardScript {
           const more = list.length > HOSTS_SHOWN;
           if (more) list = list.slice(0, HOSTS_SHOWN);
           const seen = new Set();
+          // New throttles are said once, in one message a reading (not those already there at the first reading).
+          const newly = [];
           const wanted = list.map(function (h) {
             let row = state.hostRows.get(h.host);
             if (!row) { row = makeHostRow(h.host); state.hostRows.set(h.host, row); }
-            // A new throttle is said once, not on every reading.
-            if (row.throttles !== undefined && h.throttles > row.throttles) {
-              announce(h.host + " throttled: " + (h.reason || "reason not known"));
+            const before = row.throttles !== undefined ? row.throttles : (state.hostsRendered ? 0 : h.throttles);
+            if (h.throttles > before) {
+              newly.push(h.host + " (" + (h.reason || "reason not known") + ")");
             }
             row.throttles = h.throttles;
             updateHostRow(row, h);
@@ -146,6 +148,11 @@ extension DashboardScript {
           wanted.forEach(function (tr) {
             if (tr === cursor) cursor = cursor.nextElementSibling; else ui.hostRows.insertBefore(tr, cursor);
           });
+          state.hostsRendered = true;
+          if (newly.length) {
+            announce((newly.length === 1 ? "Host throttled: " : newly.length + " hosts throttled: ") +
+              newly.slice(0, 3).join(", ") + (newly.length > 3 ? "…" : ""));
+          }
           show(ui.hostsEmpty, list.length === 0);
           show(ui.hostsTable, list.length > 0);
           show(ui.hostsMore, more);

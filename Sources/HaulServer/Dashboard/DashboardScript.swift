@@ -17,7 +17,7 @@ enum DashboardScript {
           rows: new Map(), order: [], selected: new Set(), page: 0, total: 0, current: null,
           refreshTimer: null, refreshing: false, refreshAgain: false, soonTimer: null, watched: null,
           details: null, detailsData: null, removing: [], focusGid: null, lastPage: null,
-          hostRows: new Map(), hostsAsked: null, hostsLoading: false,
+          hostRows: new Map(), hostsAsked: null, hostsLoading: false, hostsRendered: false,
         };
         // What the tests and the benchmark read: when the first rows were on screen, how many refreshes ran (of the
         // page, of the hosts panel), whether the socket is open.
