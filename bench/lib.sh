@@ -113,6 +113,8 @@ http {
         root $WWW;
         access_log $ACCESS_LOG sent;
         location /slow/ { alias $WWW/; limit_rate 10m; }
+        # A server that caps each connection at 1 MiB/s (-x auto's case for many connections: bench/auto.sh).
+        location /capped/ { alias $WWW/; limit_rate 1m; }
     }
 }
 CONF

@@ -87,28 +87,58 @@ extension EndToEnd {
             await origin.stop()
         }
 
-        @Test("-x auto: each decision is a connections record in --json, with its reason")
+        /// The records of a `--json` run, and the connection counts it decided and used.
+        static func connectionRecords(_ output: String) -> (decisions: [[String: Any]], mostUsed: Int) {
+            let records = output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let decisions = records.filter { $0["type"] as? String == "connections" }
+            let mostUsed =
+                records.filter { $0["type"] as? String == "progress" }
+                .map { $0["connections"] as? Int ?? 0 }.max() ?? 0
+            return (decisions, mostUsed)
+        }
+
+        @Test("-x auto is the default: each decision is a connections record in --json, with its reason")
         func autoConnectionsInJSON() async throws {
             let origin = try await TestOrigin.start()
             origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
             let size = 12 * 1024 * 1024
             let url = origin.serve("/big.bin", size: size)
             let directory = TemporaryDirectory()
+            let state = directory.file("state").path
             let result = try await ChildProcess.run(
-                "haul",
-                [
-                    "get", "--json", "-x", "auto", "-d", directory.path, url.absoluteString, "--state-dir",
-                    directory.file("state").path,
-                ])
+                "haul", ["get", "--json", "-d", directory.path, url.absoluteString, "--state-dir", state])
             #expect(result.status == 0, "\(result.error)")
-            let records = result.output.split(separator: "\n").compactMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }
-            let decisions = records.filter { $0["type"] as? String == "connections" }
-            #expect(decisions.contains { ($0["connections"] as? Int ?? 0) >= 2 }, "\(result.output)")
-            #expect(decisions.allSatisfy { ($0["reason"] as? String)?.contains("connection") == true })
+            let auto = Self.connectionRecords(result.output)
+            #expect(auto.decisions.contains { ($0["connections"] as? Int ?? 0) >= 2 }, "\(result.output)")
+            #expect(auto.decisions.allSatisfy { ($0["reason"] as? String)?.contains("connection") == true })
             let data = try Data(contentsOf: directory.file("big.bin"))
             #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)
+
+            // A number fixes the count, on the command line or on a list's line: nothing is decided, and no more
+            // connections than the number are used.
+            let fixedSize = 6 * 1024 * 1024
+            let fixed = origin.serve("/fixed.bin", size: fixedSize)
+            let three = try await ChildProcess.run(
+                "haul", ["get", "--json", "-x", "3", "-d", directory.path, fixed.absoluteString, "--state-dir", state])
+            #expect(three.status == 0, "\(three.error)")
+            let byNumber = Self.connectionRecords(three.output)
+            #expect(byNumber.decisions.isEmpty, "\(three.output)")
+            #expect((2...3).contains(byNumber.mostUsed), "\(three.output)")
+            let listed = origin.serve("/listed.bin", size: fixedSize)
+            let line = try await ChildProcess.run(
+                "haul", ["get", "--json", "-d", directory.path, "-i", "-", "--state-dir", state],
+                standardInput: "\(listed.absoluteString) connections=2\n")
+            #expect(line.status == 0, "\(line.error)")
+            let byLine = Self.connectionRecords(line.output)
+            #expect(byLine.decisions.isEmpty, "\(line.output)")
+            #expect(byLine.mostUsed == 2, "\(line.output)")
+            for name in ["fixed.bin", "listed.bin"] {
+                let bytes = try Data(contentsOf: directory.file(name))
+                #expect(TestContent.firstMismatch([UInt8](bytes), size: fixedSize) == nil, "\(name)")
+            }
+
             let bad = try await ChildProcess.run(
                 "haul", ["get", "-x", "many", url.absoluteString, "--state-dir", directory.file("s").path])
             #expect(bad.status == 64, "\(bad.error)")
@@ -116,7 +146,7 @@ extension EndToEnd {
         }
 
         /// Scaled for CI: 180 files at 20/s (about 10 s) instead of the 2,000 (100 s); the warm-up is the
-        /// first 2 s instead of 30 s.
+        /// first 2 s instead of 30 s. `HAUL_FLEET_FULL=1` runs the issue's own figures: 2,000 files, 30 s, 85%.
         @Test(
             "three workers on one queue share a host allowing 20/s: no failure, <1% throttled, ≥85% of the rate used",
             .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
@@ -125,7 +155,9 @@ extension EndToEnd {
             let database = try await postgres.makeDatabase()
             let origin = try await TestOrigin.start()
             origin.requestLimit.limit(20)
-            let count = 180
+            let full = ProcessInfo.processInfo.environment["HAUL_FLEET_FULL"] != nil
+            let count = full ? 2_000 : 180
+            let warmUp: Duration = full ? .seconds(30) : .seconds(2)
             let urls = Self.smallFiles(origin, count, headers: [("RateLimit-Policy", "\"default\";q=20;w=1")])
             let directory = TemporaryDirectory()
             let db = ["--database", database.absoluteString]
@@ -139,17 +171,18 @@ extension EndToEnd {
                     ])
             }
             for worker in workers {
-                #expect(try await worker.wait(timeout: .seconds(120)) == 0, "\(worker.standardError)")
+                #expect(try await worker.wait(timeout: .seconds(full ? 300 : 120)) == 0, "\(worker.standardError)")
             }
             let listed = try await FleetCommandTests.listed(database)
             #expect(listed.count == count)
             #expect(listed.values.allSatisfy { $0.state == "completed" }, "\(listed.values.map(\.state))")
             let limit = origin.requestLimit
-            let later = limit.refused(after: .seconds(2))
-            #expect(later.refused * 100 < later.arrived, "\(later.refused) of \(later.arrived) throttled after 2 s")
+            let later = limit.refused(after: warmUp)
+            #expect(
+                later.refused * 100 < later.arrived, "\(later.refused) of \(later.arrived) throttled after \(warmUp)")
             // 18/s (90%, the policy's margin) when the machine is not saturated; a refusal under the whole suite's load
             // holds the fleet for its Retry-After (1 s), so the bound is 80%, not the 85% (docs/politeness.md).
-            #expect(limit.servedPerSecond >= 16, "\(limit.servedPerSecond)/s of the 20/s allowed")
+            #expect(limit.servedPerSecond >= (full ? 17 : 16), "\(limit.servedPerSecond)/s of the 20/s allowed")
             print("fleet of 3: \(limit.counts) requests (arrived, refused), \(limit.servedPerSecond)/s served")
 
             // The fleet's state of the host, as `haul hosts` shows it.

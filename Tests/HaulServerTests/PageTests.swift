@@ -83,6 +83,45 @@ struct PageTests {
         }
     }
 
+    /// The download a GID names (16 hex digits).
+    static func id(_ gid: String) -> DownloadID? {
+        UInt64(gid, radix: 16).map { DownloadID(rawValue: Int64(bitPattern: $0)) }
+    }
+
+    @Test("addUri without split or max-connection-per-server chooses the count by measurement; either fixes it")
+    func automaticConnections() async throws {
+        let harness = try await DaemonHarness.make()
+        let url = harness.origin.serve("/auto.bin", size: 1_000)
+        let manager = harness.manager
+        try await harness.test { client in
+            func options(_ extra: [String: JSONValue]) async throws -> DownloadOptions {
+                var given: [String: JSONValue] = ["pause": "true"]
+                given.merge(extra) { $1 }
+                let gid = try #require(
+                    try await client.rpc("aria2.addUri", [[.string(url.absoluteString)], .object(given)]).result?
+                        .stringValue)
+                let id = try #require(Self.id(gid))
+                return try #require(await manager.snapshot(id)).options
+            }
+            let automatic = try await options([:])
+            #expect(automatic.adaptiveConnections && automatic.connections == 16)
+            let split = try await options(["split": "5", "out": "s.bin"])
+            #expect(!split.adaptiveConnections && split.connections == 5)
+            let perServer = try await options(["split": "5", "max-connection-per-server": "2", "out": "p.bin"])
+            #expect(!perServer.adaptiveConnections && perServer.connections == 2)
+            // changeOption's number fixes an automatic download's count too.
+            let gid = try #require(
+                try await client.rpc(
+                    "aria2.addUri", [[.string(url.absoluteString)], ["pause": "true", "out": "c.bin"]]
+                )
+                .result?.stringValue)
+            #expect(try await client.rpc("aria2.changeOption", [.string(gid), ["split": "3"]]).result == "OK")
+            let changedID = try #require(Self.id(gid))
+            let changed = try #require(await manager.snapshot(changedID)).options
+            #expect(!changed.adaptiveConnections && changed.connections == 3)
+        }
+    }
+
     @Test("haul.subscribe with GIDs: progress of those downloads only")
     func watchList() {
         #expect(NotificationHub.watchList([]) == nil)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An accessibility scan of the dashboard with axe-core (axe-selenium-python bundles it): the list with the details
-panel open, in light and dark colours, at 1200 and 360 px, and the shortcut dialog; no serious or critical
+panel and the hosts panel open, in light and dark colours, at 1200 and 360 px, and the shortcut dialog; no serious or critical
 violation. Also: every control is reachable with Tab, and no control is named by a GID. Exit status 0 when every check
 passes.
 
@@ -36,7 +36,11 @@ try:
     check(wait(lambda: row(driver, GID) is not None), "the download has a row")
     check(wait(lambda: press(driver, GID, "details")), "its details open")
     wait(lambda: driver.find_element("id", "details-heading").text != "Details")
-    scan("light, 1200 px, details open")
+    # The hosts panel open, with the host the downloads came from, for every scan below.
+    driver.execute_script("document.getElementById('hosts-toggle').click();")
+    check(wait(lambda: driver.execute_script("return document.querySelectorAll('#host-rows tr').length") > 0),
+          "the hosts panel opens with a row")
+    scan("light, 1200 px, details and hosts open")
     check(driver.execute_script(
         "return getComputedStyle(document.getElementById('details')).transitionDuration;") != "0s",
         "without it, the panel fades in")

@@ -49,26 +49,6 @@ public struct Metalink: Sendable, Hashable {
     public static let maximumPieces = 4_000_000
 }
 
-/// The hashes of a file's pieces: piece `i` is bytes `i * length ..< min((i + 1) * length, size)`.
-public struct PieceHashes: Sendable, Hashable, Codable {
-    public var algorithm: DigestAlgorithm
-    public var length: Int64
-    /// Lowercase hexadecimal, one per piece, in order.
-    public var hashes: [String]
-
-    public init(algorithm: DigestAlgorithm, length: Int64, hashes: [String]) {
-        self.algorithm = algorithm
-        self.length = length
-        self.hashes = hashes
-    }
-
-    /// The bytes of piece `index` in a file of `size` bytes.
-    public func range(of index: Int, size: Int64) -> Range<Int64> {
-        let start = Int64(index) * length
-        return start..<min(start + length, size)
-    }
-}
-
 extension Metalink.File {
     /// `base` for this file: its first URL's mirrors are the others (by priority), its best hash that a
     /// ``Checksum`` can hold (SHA-256, SHA-1, MD5) is the checksum, given by the Metalink, and its piece hashes are

@@ -311,6 +311,19 @@ extension DownloadError {
             isTransient: false)
     }
 
+    /// A streamed file's bytes have `actual` as their `algorithm` digest, where the server's `header` stated
+    /// `expected` for the whole file; they were already delivered.
+    static func streamServerDigestMismatch(
+        algorithm: DigestAlgorithm, header: String, expected: String, actual: String
+    ) -> DownloadError {
+        .init(
+            code: .serverDigestMismatch,
+            summary: "the file has the \(algorithm) \(actual), but the server's \(header) says \(expected)",
+            suggestion: "the streamed bytes were damaged on the way or the server's copy is corrupt: discard them; run "
+                + "again, or use --no-verify-server-digest if the server's digest is known to be wrong",
+            isTransient: false)
+    }
+
     /// The foreground command that owned download `id` ended before it finished.
     public static func interrupted(_ id: DownloadID) -> DownloadError {
         .init(

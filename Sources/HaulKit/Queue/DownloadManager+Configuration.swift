@@ -140,8 +140,3 @@ extension DownloadManager {
         }
     }
 }
-
-/// Haul's version.
-public enum HaulVersion {
-    public static let current = "0.1.0"
-}

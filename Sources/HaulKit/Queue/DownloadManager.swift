@@ -80,49 +80,23 @@ public actor DownloadManager {
     var addingBatch = false
     var addingWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// What every job is given: made on the first start, then shared (one per job was an object and four closures).
+    /// What every job is given: made on the first start, then shared. Its host holds the manager weakly (the
+    /// manager holds the environment).
     lazy var jobEnvironment = JobEnvironment(
-        session: session, store: store, events: hub, settings: engineSettings, globalLimiter: globalLimiter,
-        widenClaim: { [store, pacer = session.pacer, limit = configuration.maxConnectionsPerHost] id, host, wanted in
-            // A host that throttled gets no more connections than its backoff allows.
-            let allowed = min(wanted, pacer.connectionCap(host) ?? wanted)
-            return await store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: limit))
-        },
-        urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder,
-        finishingStarts: { [weak self] id, heldBytes in await self?.jobFinishing(id, holding: heldBytes) },
-        slotNeeded: { [weak self] id in await self?.jobNeedsSlot(id) },
-        spaceWait: { [weak self] id, shortage in await self?.jobWaitsForSpace(id, shortage) },
-        hostWaitStarts: { [weak self] id, host, wait in await self?.jobWaitsForHost(id, host: host, for: wait) ?? false
-        },
-        reserveDestination: { [weak self] id, directory, name, replacing, journal throws(DownloadError) in
-            guard let self else { throw .internalError("the manager is gone") }
-            return try await self.reserveDestination(
-                for: id, in: directory, name: name, replacing: replacing, journal: journal)
-        })
+        session: session, store: store, host: ManagerJobHost(self), settings: engineSettings,
+        globalLimiter: globalLimiter, urlProvider: configuration.urlProvider, finishing: finishing, recorder: recorder)
 
-    struct RunningJob {
-        let task: Task<Void, Never>
-        let state: TransferState
-        let limiter: RateLimiter
-        /// Whether its `running` state is in the database: it is recorded once per
-        /// ``Configuration/externalChangeInterval`` for the jobs still running, so a small download never writes it.
-        var runningRecorded = false
-    }
-
-    /// Opens the state database (creating it if needed) and, if `resumesStoredDownloads`, continues its downloads.
-    public init(configuration: Configuration = Configuration()) async throws(DownloadError) {
-        guard configuration.maxConcurrentDownloads >= 1, configuration.maxConnectionsPerHost >= 1 else {
-            throw .invalidRequest("maxConcurrentDownloads and maxConnectionsPerHost must be at least 1")
-        }
+    /// Opens a manager on `store`, made for `configuration` (see `DownloadManager+Store.swift`), and, if
+    /// `resumesStoredDownloads`, continues its downloads.
+    init(opened configuration: Configuration, store: any DownloadStore) async throws(DownloadError) {
+        try Self.checkLimits(configuration)
         self.configuration = configuration
         ownerText =
             configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
         engineSettings = configuration.engineSettings
-        let store = try await configuration.store.make(configuration)
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
-        eventOutbox =
-            configuration.eventTargets.isEmpty ? nil : try await store.enableOutbox(for: configuration.eventTargets)
+        eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
@@ -279,228 +253,6 @@ public actor DownloadManager {
         for record in changed { hub.yield(record.downloadID, .status(status(of: record))) }
     }
 
-    // MARK: - Jobs
-
-    /// Starts queued downloads while slots are free. A download whose host has no connection left goes back and
-    /// frees its slot, so this goes on until every slot runs a job or nothing startable is queued.
-    func schedule() async {
-        while true {
-            // Downloads of a host known busy wait without asking the store (one refusal a tick per host).
-            let busy = heldHosts.isEmpty ? busyHosts : busyHosts.union(heldHosts.keys)
-            let starts = lifecycle.schedule(
-                holdingBack: busy.isEmpty
-                    ? nil
-                    : { [records, hostKeys] id in
-                        guard let host = hostKeys[id] ?? records[id].map({ Self.host(of: $0) }) else { return false }
-                        return busy.contains(host)
-                    })
-            guard !starts.isEmpty else { return }
-            let heldBack = lifecycle.heldBackCount
-            await perform(starts)
-            guard lifecycle.heldBackCount > heldBack else { return }
-        }
-    }
-
-    /// The lowercased host of a download's URL ("" if it has none), cached: the scheduler asks often.
-    func hostKey(of record: DownloadRecord) -> String {
-        if let known = hostKeys[record.downloadID] { return known }
-        let host = Self.host(of: record)
-        hostKeys[record.downloadID] = host
-        return host
-    }
-
-    static func host(of record: DownloadRecord) -> String { URLHost.lowercased(in: record.url) }
-
-    /// The claims of the downloads `actions` start, made together (a store across a network answers them in one
-    /// round trip), except those that ``start(_:claimed:)`` settles without the store.
-    private func claimTogether(_ actions: [DownloadLifecycle.Action]) async -> [DownloadID: ClaimOutcome] {
-        var requests: [(id: DownloadID, share: HostShare)] = []
-        for case .start(let id) in actions {
-            guard let record = records[id], !record.isDamaged else { continue }
-            let host = hostKey(of: record)
-            if busyHosts.contains(host) { continue }
-            requests.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
-        }
-        guard requests.count > 1 else { return [:] }
-        return Dictionary(
-            zip(requests.map(\.id), await store.claim(requests, viewToken: viewToken)),
-            uniquingKeysWith: { first, _ in first })
-    }
-
-    /// Starts a job for `id` once it is claimed (`claimed`: the outcome of a claim made together with others).
-    ///
-    /// The lifecycle made the download `runningHere` before this runs, so no other start takes it. While the claim is
-    /// awaited, a pause, removal or shutdown may come: it finds no job to stop, so the start is marked in flight
-    /// (``startsInFlight``, which ``performAndWait(_:)`` waits for), and once the claim is in, a start whose
-    /// download was asked to stop meanwhile ends as a job stopped at once would (the claim released after its
-    /// state is recorded).
-    private func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) async {
-        guard var record = records[id], !record.isDamaged else { return await claimRefused(id) }
-        let host = hostKey(of: record)
-        startsInFlight[id] = startsInFlight[id] ?? []
-        defer { for waiter in startsInFlight.removeValue(forKey: id) ?? [] { waiter.resume() } }
-        // One refusal a tick per host: the others of a busy host wait without asking the store. A claim made
-        // together with others stands (a lease it took must be used or released).
-        let outcome: ClaimOutcome
-        if let claimed {
-            outcome = claimed
-        } else if busyHosts.contains(host) {
-            outcome = .hostBusy
-        } else {
-            outcome = await store.claim(
-                id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
-                viewToken: viewToken)
-        }
-        switch lifecycle.phase(of: id) {
-        case .runningHere(stopping: nil):
-            // Still to run here: the record may have changed while the claim was awaited.
-            record = records[id] ?? record
-        case .runningHere:
-            // A pause, removal or shutdown came while the claim was awaited: the job ends before it runs.
-            return await jobEnded(id, .stopped(record), started: false)
-        default:
-            // Dropped meanwhile (another process deleted it).
-            return await store.release(id)
-        }
-        switch outcome {
-        case .granted:
-            break
-        case .hostBusy:
-            busyHosts.insert(host)
-            await perform(lifecycle.hostBusy(id))
-            return
-        case .refused:
-            return await claimRefused(id)
-        }
-        let now = Date()
-        record.state = .running
-        record.startedAt = record.startedAt ?? now
-        record.updatedAt = now
-        record.lastError = nil
-        records[id] = record
-
-        let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
-        let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
-        let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
-        // With hooks or webhooks, `running` is recorded before the job starts (not at the next tick), so that every
-        // start is in the outbox: a download shorter than a tick would go from queued to completed.
-        let recordsRunning = eventOutbox != nil
-        let task = Task { [record, environment = jobEnvironment, store, logger = configuration.logger] in
-            if recordsRunning {
-                do {
-                    try await store.recordRunning([record])
-                } catch {
-                    logger.error("cannot record a running download", metadata: ["error": "\(error)"])
-                    // The next tick records it.
-                    self.runningNotRecorded(id)
-                }
-            }
-            var job = DownloadJob(
-                record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
-                environment: environment)
-            let outcome = await job.run()
-            await self.jobEnded(id, outcome)
-        }
-        jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
-        jobs[id]?.runningRecorded = recordsRunning
-        hub.yield(id, .status(.running))
-    }
-
-    /// Returns once `id` is not being started (its claim awaited by ``start(_:claimed:)``).
-    func startSettled(_ id: DownloadID) async {
-        guard startsInFlight[id] != nil else { return }
-        await withCheckedContinuation { startsInFlight[id, default: []].append($0) }
-    }
-
-    /// The job's `running` could not be recorded when it started.
-    private func runningNotRecorded(_ id: DownloadID) { jobs[id]?.runningRecorded = false }
-
-    /// Another process runs the download (or it cannot run): show what the store records, and take over if its owner
-    /// dies.
-    private func claimRefused(_ id: DownloadID) async {
-        let stored = try? await store.fetch(id)
-        if let stored { replace(with: stored) }
-        await perform(lifecycle.claimFailed(id, recorded: stored?.state))
-    }
-
-    /// The job has its complete file: its slot goes to the next queued download while the file is finished.
-    private func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) async {
-        guard lifecycle.finishingStarted(id, holding: heldBytes) else { return }
-        await slotGivenBack(id)
-    }
-
-    /// The job gave its slot back (it holds no connection): the next queued download takes it.
-    func slotGivenBack(_ id: DownloadID) async {
-        guard store.claimsTogether else { return await schedule() }
-        // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
-        // given back together, and the next downloads claimed together.
-        connectionsDone.append(id)
-        guard connectionsDone.count == 1 else { return }
-        Task {
-            // Taken before the store is awaited: a job that finishes meanwhile starts the next batch.
-            let done = connectionsDone
-            connectionsDone = []
-            await store.connectionsDone(done)
-            await schedule()
-        }
-    }
-
-    /// Returns once the job, which gave its slot back, has one again.
-    func jobNeedsSlot(_ id: DownloadID) async {
-        // A job back from waiting for its host ends the host's hold: its queued downloads may start again.
-        let released = hostWaitEnded(id)
-        guard !lifecycle.slotNeeded(id) else {
-            if released { await schedule() }
-            return
-        }
-        await withCheckedContinuation { slotWaiters[id] = $0 }
-    }
-
-    /// The job ended (or, `started` false, a start was overtaken before its job ran): records how, then releases
-    /// the claim.
-    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async {
-        hostWaitEnded(id)
-        // Release the claim only once the outcome is in the database, so no other process takes over a download
-        // that was just paused or finished.
-        guard !started || jobs.removeValue(forKey: id) != nil, var record = records[id] else {
-            await store.release(id)
-            return
-        }
-        let host = hostKey(of: record)
-        // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle columns
-        // are ours.
-        record.destinationPath = outcome.record.destinationPath
-        record.transfer = outcome.record.transfer
-        record.fingerprint = outcome.record.fingerprint
-        let ending: DownloadLifecycle.Ending
-        switch outcome {
-        case .completed(let finished):
-            record.completedAt = finished.completedAt ?? Date()
-            record.updatedAt = finished.updatedAt
-            ending = .completed(recorded: finished.state == .completed)
-        case .failed(_, let error):
-            record.lastError = error
-            configuration.logger.info("download failed", metadata: ["download": "\(id)", "error": "\(error)"])
-            ending = .failed
-        case .stopped:
-            ending = .stopped
-        }
-        records[id] = record
-        let actions = lifecycle.jobEnded(id, ending)
-        if lifecycle.phase(of: id) == .completed { records[id]?.state = .completed }
-        if let failure = await perform(actions).failure {
-            removalFailures[id] = failure
-            // Kept because a file could not be deleted: stopped, not running, so it can be removed again.
-            await perform(lifecycle.removalFailed(id))
-        }
-        await store.release(id)
-        // Its connections are free again: downloads of its host held back here may take them at once.
-        if busyHosts.remove(host) != nil {
-            lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
-        }
-        await schedule()
-    }
-
     // MARK: - Records
 
     func remember(_ record: DownloadRecord) {
@@ -572,20 +324,4 @@ public actor DownloadManager {
         hub.yield(id, .status(.removed))
     }
 
-    /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
-    private func reserveDestination(
-        for id: DownloadID, in directory: String, name: String, replacing: Bool, journal: Bool
-    ) throws(DownloadError)
-        -> String
-    {
-        guard records[id] != nil else { throw .unknownDownload(id) }
-        let path = reservations.reserve(
-            name, in: directory, for: id, replacingFiles: replacing, journal: journal
-        ) { [records] holder in
-            records[holder]?.state != .completed
-        }
-        // The job records it with the rest of its columns.
-        records[id]?.destinationPath = path
-        return path
-    }
 }

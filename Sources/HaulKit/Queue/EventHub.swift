@@ -3,7 +3,7 @@ import Synchronization
 
 /// Fans events out to every subscriber, from any task, without an actor hop: to an `AsyncStream`, or to a handler
 /// called at once (``DownloadManager/observeEvents(_:)``).
-final class EventHub: Sendable {
+final class EventHub: DownloadEventSink {
     /// Where a subscriber's events go.
     private enum Delivery {
         case stream(AsyncStream<DownloadEvent>.Continuation)
@@ -131,3 +131,5 @@ final class EventHub: Sendable {
         }
     }
 }
+
+/// A job's retrier reports through the hub it is given.

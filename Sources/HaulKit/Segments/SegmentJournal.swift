@@ -11,7 +11,7 @@ import Darwin
 /// is trusted only within the same OS boot; after a reboot the segments committed with the last checkpoint are used.
 /// Every method must be called under the owner's lock (``SegmentBoard``).
 final class SegmentJournal: @unchecked Sendable {
-    static let suffix = ".segments"
+    static let suffix = journalFileSuffix
     static let capacity = 256
     private static let magic: Int64 = 0x4841_554C_5345_4731  // "HAULSEG1"
     private static let headerWords = 4  // magic, generation, count, reserved

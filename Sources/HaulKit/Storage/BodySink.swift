@@ -8,6 +8,13 @@ protocol BodySink: Sendable {
     /// Reads up to `count` bytes at `offset` into `buffer` (replacing its contents); returns how many were read.
     @discardableResult
     func read(into buffer: inout [UInt8], count: Int, at offset: Int64) throws(DownloadError) -> Int
+    /// Whether a write waits on someone else's pace (a stream's consumer, which a pipe's reader may hold up): that
+    /// time is not the server's, and the lowest-speed watch leaves it out.
+    var waitsOnConsumer: Bool { get }
+}
+
+extension BodySink {
+    var waitsOnConsumer: Bool { false }
 }
 
 extension PartFile: BodySink {}

@@ -111,5 +111,7 @@ enum FileNamer {
 
 /// The suffix of the file a download writes into until it is complete.
 let partFileSuffix = ".part"
+/// The suffix of the multi-connection journal kept beside a part file (`SegmentJournal` names its file with it).
+let journalFileSuffix = ".segments"
 /// The longest suffix of a file Haul keeps beside a destination: the multi-connection journal.
-let longestSiblingSuffix = partFileSuffix + SegmentJournal.suffix
+let longestSiblingSuffix = partFileSuffix + journalFileSuffix

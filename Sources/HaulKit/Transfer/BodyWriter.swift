@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 
-/// Streams one response body into the part file (or a held body): compares the re-fetched overlap with the disk, writes at
+/// Streams one response body into the part file (or a held body, or a stream's consumer, ``StreamSink``): compares the re-fetched overlap with the disk, writes at
 /// increasing offsets, applies the speed limits and drops a response that falls below the lowest speed.
 ///
 /// The one body-writing loop, shared by one-connection and segment transfers; what the bytes mean (a contiguous
@@ -26,8 +26,9 @@ struct BodyWriter: Sendable {
     let settings: EngineSettings
     /// Times the lowest-speed window (the settings' clock).
     let stopwatch: Stopwatch
-    /// Started once the download has run a progress interval (see ``MonitorLauncher``).
-    let monitor: MonitorLauncher
+    /// Started once the download has run a progress interval (see ``MonitorLauncher``); nil for a stream, which
+    /// has no record to checkpoint.
+    let monitor: MonitorLauncher?
     /// Ends a body that brings nothing for the stall timeout.
     let watchdog: StallWatchdog
 
@@ -74,7 +75,7 @@ struct BodyWriter: Sendable {
             stall.busy()
             received += Int64(chunk.readableBytes)
             let now = stopwatch.elapsed
-            monitor.startIfDue(elapsed: now)
+            monitor?.startIfDue(elapsed: now)
             if watch?.record(chunk.readableBytes, at: now) == true, let watch {
                 throw DownloadError.tooSlow(bytesPerSecond: watch.minimum, window: watch.window)
             }
@@ -86,14 +87,22 @@ struct BodyWriter: Sendable {
             while chunk.readableBytes > 0 {
                 guard room > 0 else { return .full(position: position) }
                 let count = min(chunk.readableBytes, Int(min(room, Int64(Self.largestWrite))))
-                try sink.write(chunk.readSlice(length: count)!, at: position)
+                if sink.waitsOnConsumer {
+                    let started = stopwatch.elapsed
+                    try sink.write(chunk.readSlice(length: count)!, at: position)
+                    watch?.exclude(stopwatch.elapsed - started)
+                } else {
+                    try sink.write(chunk.readSlice(length: count)!, at: position)
+                }
                 position += Int64(count)
                 room = try wrote(count, position)
                 let pause = max(
                     limiter.delay(for: count), globalLimiter.delay(for: count), hostLimiter?.delay(for: count) ?? .zero)
                 if pause > .zero {
+                    let asleep = stopwatch.elapsed
                     try await settings.tickClock.sleep(for: pause)
-                    watch?.exclude(pause)
+                    // All the sleep took, a late wake-up on a busy machine included: none of it is the server's.
+                    watch?.exclude(stopwatch.elapsed - asleep)
                 }
             }
         }

@@ -25,9 +25,7 @@ extension DownloadJob {
     /// (through the retry budget), and the record marks its bytes as decoded so a later run starts over too.
     mutating func receiveDecoded(_ encoding: String) async throws -> AttemptResult {
         logger.info("decoding an unrequested Content-Encoding", metadata: ["encoding": "\(encoding)"])
-        unrequestedEncoding = encoding
-        rangesUsable = false
-        segmentsAllowed = false
+        machine.encodingSeen(encoding)
         if state.current.written > 0 || record.transfer.hasPartData { try await rewind(to: 0, because: nil) }
         let (response, finalURL) = try await send(RangeRequest(start: 0, overlap: 0), bounded: false, decoding: true)
         let head = ResponseHead(response, now: Date())
@@ -41,7 +39,7 @@ extension DownloadJob {
         validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
         validator.totalBytes = nil
         record.transfer.finalURL = finalURL.absoluteString
-        try await beginPartData(validator, head: head, url: finalURL)
+        guard try await beginPartData(validator, head: head, url: finalURL) else { return .keptExistingFile }
         state.update { $0.total = nil }
         // The encoded length frames the body; the decoded length is known only at its end.
         return try await receive(response.body, from: 0, verifying: 0, contentLength: nil, endsTheFile: true)

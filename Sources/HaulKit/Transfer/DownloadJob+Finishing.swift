@@ -9,9 +9,14 @@ extension DownloadJob {
         case refetch(RestartReason, detail: String)
     }
 
-    /// Verifies, syncs and renames the complete part file (or writes the held body) into place at the record's
-    /// destination.
-    mutating func finish() async throws -> FinishResult {
+    /// Verifies, syncs and renames the complete part file (or writes the held body: `contents`) into place at the
+    /// record's destination.
+    mutating func finish(_ contents: TransferMachine.Finishing) async throws -> FinishResult {
+        let held: (body: HeldBody, fresh: Bool)? =
+            switch contents {
+            case .held(let body, let fresh): (body, fresh)
+            case .partFile, .keptExistingFile: nil
+            }
         guard let partPath = record.partPath, let destination = record.destinationPath,
             held != nil || state.current.file != nil
         else { throw DownloadError.internalError("download \(id) finished without a part file") }
@@ -43,7 +48,7 @@ extension DownloadJob {
         if let problem = serverDigestProblem(digests) {
             return try await rejectForServerDigest(problem, file: file, partPath: partPath, destination: destination)
         }
-        if let expected = expectedSHA256, let digest = digests[.sha256], digest != expected {
+        if let expected = machine.expectations.sha256, let digest = digests[.sha256], digest != expected {
             // The bytes on disk before this run (a completed file cut short, resumed) were not all the file's.
             logger.info("the resumed file differs from the one completed before; starting over")
             try await rewind(to: 0, because: .contentMismatch)
@@ -119,7 +124,6 @@ extension DownloadJob {
     mutating func finishHeld(
         _ held: (body: HeldBody, fresh: Bool), total: Int64, partPath: String, destination: String
     ) async throws -> FinishResult {
-        self.held = nil
         let digests = heldDigests(held.body.chunks)
         if let problem = serverDigestProblem(digests) {
             // A small file, never on disk: fetched again if the file changed meanwhile, else failed.
@@ -161,8 +165,8 @@ extension DownloadJob {
     /// Gives the slot to the next queued download while the finishing group works: no connection is needed now.
     /// `heldBytes`: the size of the body held in memory, nil for an open part file.
     mutating func startFinishing(holding heldBytes: Int64?) async {
-        await environment.finishingStarts(id, heldBytes)
-        finishingStarted = true
+        await environment.host.finishingStarts(id, holding: heldBytes)
+        machine.slotGivenAway()
     }
 
     /// Marks the record completed, as the finishing group writes it.

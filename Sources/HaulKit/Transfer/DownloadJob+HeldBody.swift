@@ -47,10 +47,9 @@ extension DownloadJob {
         }
         switch ending {
         case .ended(let position, _) where position == total:
-            held = (bytes, fresh)
             if let source = state.current.source { mirrors.credit(0..<total, to: source) }
             state.update { $0.written = total }
-            return .completed
+            return .held(bytes, fresh: fresh)
         case .ended(let position, let received):
             await spill(bytes, validator: validator, fresh: fresh)
             if let contentLength, received < contentLength {

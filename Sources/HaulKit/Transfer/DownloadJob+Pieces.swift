@@ -6,8 +6,10 @@ import NIOCore
 extension DownloadJob {
     /// Fetches each of the `bad` pieces again, alone, by range, from the sources that did not write it first (then
     /// the others), until one sends bytes with the piece's hash; writes them in place. A mirror whose piece fails is
-    /// dropped. Throws the piece's failure when no source sends it right.
-    mutating func refetchPieces(_ bad: [Int], pieces: PieceHashes, file: PartFile, total: Int64) async throws {
+    /// dropped. Returns the failure of the first piece no source sends right (nil when every piece is fixed).
+    mutating func refetchPieces(
+        _ bad: [Int], pieces: PieceHashes, file: PartFile, total: Int64
+    ) async throws -> PieceFailure? {
         for index in bad {
             let range = pieces.range(of: index, size: total)
             let (primary, _) = await target.current
@@ -41,13 +43,14 @@ extension DownloadJob {
                 }
             }
             guard fixed else {
-                throw PieceFailure(index: index, range: range, algorithm: pieces.algorithm, actual: actual)
+                return PieceFailure(index: index, range: range, algorithm: pieces.algorithm, actual: actual)
             }
         }
+        return nil
     }
 
     /// A piece no source sent right.
-    struct PieceFailure: Error {
+    struct PieceFailure {
         var index: Int
         var range: Range<Int64>
         var algorithm: DigestAlgorithm
@@ -89,9 +92,7 @@ extension DownloadJob {
         let bad = ledger.pieces.bad
         guard !bad.isEmpty else { return digests }
         logger.notice("pieces failed their hashes", metadata: ["pieces": "\(bad)"])
-        do {
-            try await refetchPieces(bad, pieces: pieces, file: file, total: total)
-        } catch let failure as PieceFailure {
+        if let failure = try await refetchPieces(bad, pieces: pieces, file: file, total: total) {
             throw try await keepBadFile(file, partPath: partPath, destination: destination) { kept in
                 .pieceMismatch(
                     failure.index, first: failure.range.lowerBound, last: failure.range.upperBound - 1,

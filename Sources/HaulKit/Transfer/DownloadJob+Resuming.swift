@@ -27,7 +27,7 @@ extension DownloadJob {
         }
         guard record.transfer.hasPartData, let partPath = record.partPath else { return false }
         // A completed file that was cut short and is resumed must end as the same file.
-        expectedSHA256 = record.fingerprint?.sha256
+        machine.resumingCompletedFile(sha256: record.fingerprint?.sha256)
         if ResourceValidator.isDecoded(record.transfer.contentEncoding) {
             // Decoded bytes have no byte ranges on the server to resume from: start again.
             try await forgetPartData()
@@ -64,7 +64,7 @@ extension DownloadJob {
         record.transfer.durableBytes = trusted
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try await environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partFileTrusted))
         state.update {
             $0.written = trusted
             $0.received = trusted
@@ -96,7 +96,7 @@ extension DownloadJob {
         }
         if record.options.existingFile == .replaceIfNewer {
             // Kept unless the server's copy is newer (asked with If-Modified-Since).
-            existingModified = FileSystem.modificationDate(of: path)
+            machine.comparingWithExisting(modified: FileSystem.modificationDate(of: path))
             return false
         }
         logger.info("the completed file is as it was", metadata: ["path": "\(path)"])
@@ -118,14 +118,15 @@ extension DownloadJob {
             keepExisting(destination, size: size)
             return true
         case .replaceIfNewer:
-            existingModified = FileSystem.modificationDate(of: destination)
+            machine.comparingWithExisting(modified: FileSystem.modificationDate(of: destination))
             return false
         case .rename:
             let directory = FileSystem.parent(of: destination)
             let name = (destination as NSString).lastPathComponent
-            record.destinationPath = try await environment.reserveDestination(id, directory, name, false, true)
+            record.destinationPath = try await environment.host.reserveDestination(
+                id, in: directory, name: name, replacing: false, journal: true)
             record.updatedAt = Date()
-            try await environment.store.saveTransfer(record)
+            try await perform(machine.recordChanged(.renamed))
             return false
         }
     }
@@ -187,7 +188,7 @@ extension DownloadJob {
         record.transfer.durableBytes = planner.contiguousBytes
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try await environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partFileTrusted))
         logger.debug("resuming segments", metadata: ["received": "\(planner.receivedBytes)"])
     }
 
@@ -196,7 +197,7 @@ extension DownloadJob {
         record.transfer.hasPartData = false
         record.transfer.segments = nil
         record.transfer.durableBytes = 0
-        try await environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partDataDropped))
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
@@ -219,7 +220,7 @@ extension DownloadJob {
         // Neither is as it was left: start again.
         record.transfer.finalizing = false
         record.transfer.hasPartData = false
-        try await environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.partDataDropped))
         return false
     }
 }

@@ -5,20 +5,20 @@ import Foundation
 extension DownloadJob {
     /// The connections this download would use: its option, within the per-host limit.
     var connectionsAllowed: Int {
-        guard segmentsAllowed else { return 1 }
+        guard machine.terms.segmentsAllowed else { return 1 }
         return max(1, min(record.options.connections, settings.maxConnectionsPerHost))
     }
 
     /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
     /// other workers) may hold the host's connections.
-    mutating func grantedConnections() async -> Int {
-        if let connectionGrant { return connectionGrant }
+    mutating func grantedConnections() -> Int {
+        if let grant = machine.terms.connectionGrant { return grant }
         // `-x auto` starts with one connection, and its tuner asks for more while they pay.
         let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
         let granted =
             connectionsAllowed > 1 && wanted > 1
-            ? max(1, min(wanted, await environment.widenClaim(id, host, wanted))) : 1
-        connectionGrant = granted
+            ? max(1, min(wanted, environment.host.widenClaim(id, host: host, wanted: wanted))) : 1
+        machine.connectionsGranted(granted)
         return granted
     }
 
@@ -33,9 +33,8 @@ extension DownloadJob {
         }
         // The plan claims the `done` prefix: make it durable first.
         try file.sync()
-        let connections = await grantedConnections()
         let planner = SegmentPlanner(
-            total: total, done: done, connections: connections, minimumSize: settings.minimumSegmentSize)
+            total: total, done: done, connections: grantedConnections(), minimumSize: settings.minimumSegmentSize)
         let board = SegmentBoard(
             planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         state.update {
@@ -46,7 +45,7 @@ extension DownloadJob {
         record.transfer.durableBytes = done
         record.transfer.bootID = BootIdentity.current
         record.updatedAt = Date()
-        try await environment.store.saveTransfer(record)
+        try await perform(machine.recordChanged(.planned))
         try file.preallocate(total)
         CrashPoint.reach(CrashPoint.afterPreallocation)
         return board
@@ -67,22 +66,26 @@ extension DownloadJob {
         state.update { $0.activeConnections = 0 }
         followPartFile()
         monitorLauncher.start()
-        let connections = await grantedConnections()
         let transfer = SegmentedTransfer(
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: connections, ledger: ledger, logger: logger,
+            connections: grantedConnections(), ledger: ledger, logger: logger,
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
                 ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
-                    allowed: { [environment, id, host] wanted in await environment.widenClaim(id, host, wanted) })
+                    allowed: { [environment, id, host] wanted in
+                        environment.host.widenClaim(id, host: host, wanted: wanted)
+                    })
                 : nil)
-        do {
-            try await transfer.run(opening: opening)
-        } catch let restart as SegmentedTransfer.Restart {
+        switch try await transfer.run(opening: opening) {
+        case .noSegmentLeft:
+            break
+        case .gaveUp(let error):
+            return .gaveUp(error)
+        case .restart(let restart):
             logger.info("restarting", metadata: ["reason": "\(restart.reason)", "detail": "\(restart.detail)"])
-            if restart.reason == .rangeMismatch { rangesUsable = false }
+            if restart.reason == .rangeMismatch { machine.rangesRefused() }
             guard let replacement = restart.replacement else {
                 try await rewind(to: 0, because: restart.reason)
                 return .refetch(restart.reason, detail: restart.detail)
@@ -90,7 +93,7 @@ extension DownloadJob {
             // A whole new copy is already arriving: write it from byte 0 on this one connection.
             try retrier.countRestart(restart.reason, detail: restart.detail, bytes: state.current.received)
             try await rewind(to: 0, because: restart.reason)
-            segmentsAllowed = false
+            machine.splitRefused()
             return try await receiveNewCopy(
                 replacement.response, head: replacement.head, validator: replacement.validator)
         }

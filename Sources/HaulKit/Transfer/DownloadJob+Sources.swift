@@ -20,15 +20,13 @@ extension DownloadJob {
         }
     }
 
-    /// The download's own source failed for good with `error`: the next mirror still live takes over (it is no
+    /// The download's own source failed for good with `failure`: the next mirror still live takes over (it is no
     /// longer a mirror), and the download goes on from it without costing a retry. Returns whether one did.
     ///
     /// Nothing is spliced: the new source is asked with the validators of what is on disk (`If-Range`), so one that
     /// serves another version answers with its whole file, which replaces the bytes from byte 0.
-    mutating func takeOver(after error: any Error) async -> Bool {
-        guard !mirrors.isEmpty, !Task.isCancelled, !(error is CancellationError) else { return false }
-        let failure =
-            (error as? Retrier.GaveUp)?.error ?? DownloadError.mapping(error, stallTimeout: settings.stallTimeout)
+    mutating func takeOver(after failure: DownloadError) async -> Bool {
+        guard !mirrors.isEmpty, !Task.isCancelled else { return false }
         guard Self.sourceFailed(failure, canRefresh: target.canRefresh), let next = mirrors.takeOver() else {
             return false
         }

@@ -53,7 +53,7 @@ extension DownloadJob {
                 path: path, neededBytes: policy.floor(of: reading) + remaining, availableBytes: reading.availableBytes,
                 floorBytes: policy.floor(of: reading))
         logger.info("waiting for space", metadata: ["reason": "\(reason.summary)"])
-        await environment.spaceWait(id, shortage)
+        await environment.host.spaceWait(id, shortage)
         let waited = Stopwatch(settings.tickClock)
         while true {
             do {
@@ -68,13 +68,13 @@ extension DownloadJob {
                 }
                 if now != shortage {
                     shortage = now
-                    await environment.spaceWait(id, now)
+                    await environment.host.spaceWait(id, now)
                 }
                 continue
             }
             state.update { $0.spaceShortage = nil }
-            await environment.spaceWait(id, nil)
-            await environment.slotNeeded(id)
+            await environment.host.spaceWait(id, nil)
+            await environment.host.slotNeeded(id)
             return .room
         }
     }

@@ -16,7 +16,7 @@ extension Aria2Service {
         switch method {
         case "haul.page": return try await page(params)
         case "haul.details": return try await details(params)
-        case "haul.getHosts": return try await hosts()
+        case "haul.getHosts": return try await hosts(params)
         default: throw .methodNotFound
         }
     }

@@ -5,14 +5,18 @@ extension Aria2Service {
     /// `haul.getHosts()`: every host's politeness state, the fleet's with a shared queue (see `docs/politeness.md`):
     /// `[{host, requests, requestLimit, policyRate, backoffRate, connectionCap, heldFor, lastThrottle, reason,
     /// throttles}]`, rates in requests per second, `heldFor` in seconds, `lastThrottle` an ISO 8601 time; absent
-    /// fields are null.
-    func hosts() async throws(RPCError) -> JSONValue {
-        let hosts: [HostStatus]
+    /// fields are null. Every host by name; `haul.getHosts(count)` answers at most `count` (1 to
+    /// ``HostRanking/maxCount``), those that need attention first (``HostRanking``): what the dashboard's hosts panel
+    /// asks for, so that its answer stays small however many hosts the fleet talked to.
+    func hosts(_ params: Parameters) async throws(RPCError) -> JSONValue {
+        let count = try HostRanking.count(in: params)
+        var hosts: [HostStatus]
         do {
             hosts = try await manager.hosts()
         } catch {
             throw .failed(error.summary)
         }
+        if let count { hosts = HostRanking.pressing(hosts, count: count) }
         let dates = ISO8601DateFormatter()
         return .array(
             hosts.map { host in

@@ -41,7 +41,7 @@ extension Aria2Service {
             default: continue
             }
         }
-        base.connections = min(split ?? perServer ?? 1, perServer ?? 32)
+        Aria2Options.setConnections(&base, split: split, perServer: perServer)
         let folder = try jail.directory(directory)
         var additions: [(URL, DownloadDestination, DownloadOptions)] = []
         for file in metalink.files {

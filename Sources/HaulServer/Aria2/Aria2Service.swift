@@ -175,7 +175,7 @@ public actor Aria2Service {
                 continue
             }
         }
-        options.connections = min(split ?? perServer ?? 1, perServer ?? 32)
+        Aria2Options.setConnections(&options, split: split, perServer: perServer)
         if let httpUser { options.credentials = Credentials(user: httpUser, password: httpPassword ?? "") }
         let folder = try jail.directory(directory)
         let destination: DownloadDestination =

@@ -108,6 +108,24 @@ enum DashboardPage {
               <button type="button" id="next-page" aria-keyshortcuts="]">Next page</button>
             </nav>
           </section>
+          <section aria-labelledby="hosts-heading" class="hosts">
+            <h2 id="hosts-heading"><button type="button" id="hosts-toggle" class="disclosure" aria-expanded="false" aria-controls="hosts-body" aria-keyshortcuts="h">Hosts</button></h2>
+            <div id="hosts-body" hidden>
+              <p id="hosts-status" class="muted"></p>
+              <p id="hosts-empty" hidden>No host has been contacted yet.</p>
+              <table id="hosts-table" class="hosts-table" hidden>
+                <caption>Politeness per host: the request rate in force, the connection cap, the requests sent, any hold and the last throttle; throttled hosts first</caption>
+                <thead><tr>
+                  <th scope="col" class="host">Host</th><th scope="col" class="state">State</th>
+                  <th scope="col" class="wide num">Rate limit</th><th scope="col" class="wide num">Connection cap</th>
+                  <th scope="col" class="wide num">Requests</th><th scope="col" class="num hold">Hold left</th>
+                  <th scope="col" class="throttle">Last throttle and why</th>
+                </tr></thead>
+                <tbody id="host-rows"></tbody>
+              </table>
+              <p id="hosts-more" class="muted" hidden>More hosts than these were contacted: <code>haul.getHosts</code> answers them all.</p>
+            </div>
+          </section>
           </div>
           <aside id="details" hidden aria-labelledby="details-heading" tabindex="-1">
             <div class="details-head">

@@ -120,6 +120,7 @@ extension DashboardScript {
           ["r", "Retry the failed row (or the selection)"], ["Delete", "Remove the row (or the selection)"],
           ["u", "Move the row up the queue"], ["d", "Move the row down the queue"], ["t", "Move the row to the top"],
           ["b", "Move the row to the bottom"], ["]", "Next page"], ["[", "Previous page"],
+          ["h", "Open or close the hosts panel"],
         ];
 
         function keyboard(event) {
@@ -169,6 +170,7 @@ extension DashboardScript {
             case "b": if (gid) move(gid, "bottom"); break;
             case "]": if (!ui.next.disabled) { state.page++; refresh(); } break;
             case "[": if (!ui.previous.disabled) { state.page = Math.max(0, state.page - 1); refresh(); } break;
+            case "h": toggleHosts(); ui.hostsToggle.focus(); break;
             default: handled = false;
           }
           if (handled) event.preventDefault();
@@ -204,6 +206,10 @@ extension DashboardScript {
           state.rows.forEach(function (row) { row.tr.remove(); });
           state.rows.clear();
           state.order = [];
+          state.hostRows.forEach(function (row) { row.tr.remove(); });
+          state.hostRows.clear();
+          state.hostsAsked = null;
+          state.hostsRendered = false;
           ui.app.hidden = true;
           ui.login.hidden = false;
           setConnectionText(message || "Enter the secret to connect.");
@@ -245,6 +251,9 @@ extension DashboardScript {
             connectionsInput: $("d-connections-input"), connectionsForm: $("d-connections-form"),
             positionRow: $("d-position-row"), position: $("d-position"), options: $("d-options"),
             moreSection: $("d-more-section"), more: $("d-more") };
+          ui.hostsToggle = $("hosts-toggle"); ui.hostsBody = $("hosts-body"); ui.hostsTable = $("hosts-table");
+          ui.hostRows = $("host-rows"); ui.hostsEmpty = $("hosts-empty"); ui.hostsStatus = $("hosts-status");
+          ui.hostsMore = $("hosts-more");
           fillShortcuts();
           takeSecretFromAddress();
           window.addEventListener("hashchange", function () { if (takeSecretFromAddress()) start(sessionStorage.getItem("haul.secret")); });
@@ -270,6 +279,10 @@ extension DashboardScript {
             setDetailsOption("split", ui.d.connectionsInput.value.trim());
           });
           $("details-close").addEventListener("click", closeDetails);
+          ui.hostsToggle.addEventListener("click", function () { toggleHosts(); });
+          let hostsWereOpen = false;
+          try { hostsWereOpen = localStorage.getItem("haul.hostsOpen") === "true"; } catch (e) {}
+          if (hostsWereOpen) toggleHosts(true);
           $("help-button").addEventListener("click", function () { ui.helpDialog.showModal(); });
           ui.search.addEventListener("input", queryChanged);
           [ui.filter, ui.sort, ui.descending].forEach(function (n) { n.addEventListener("change", queryChanged); });

@@ -3,10 +3,10 @@
 /// that never gives up. Rows are updated in place, keyed by GID, so focus, selection and scroll survive every update.
 ///
 /// One script in parts, each a file: the core here (calls, connection, refresh), then
-/// ``DashboardScript/rows``, ``DashboardScript/details``, ``DashboardScript/charts`` and
+/// ``DashboardScript/rows``, ``DashboardScript/details``, ``DashboardScript/charts``, ``DashboardScript/hosts`` and
 /// ``DashboardScript/controls``.
 enum DashboardScript {
-    static let javascript = [core, rows, details, charts, controls].joined(separator: "\n")
+    static let javascript = [core, rows, details, charts, hosts, controls].joined(separator: "\n")
 
     static let core = #"""
         "use strict";
@@ -17,10 +17,11 @@ enum DashboardScript {
           rows: new Map(), order: [], selected: new Set(), page: 0, total: 0, current: null,
           refreshTimer: null, refreshing: false, refreshAgain: false, soonTimer: null, watched: null,
           details: null, detailsData: null, removing: [], focusGid: null, lastPage: null,
+          hostRows: new Map(), hostsAsked: null, hostsLoading: false, hostsRendered: false,
         };
-        // What the tests and the benchmark read: when the first rows were on screen, how many refreshes ran, whether
-        // the socket is open.
-        window.haul = { firstRender: null, refreshes: 0, socketOpen: false, connection: "connecting" };
+        // What the tests and the benchmark read: when the first rows were on screen, how many refreshes ran (of the
+        // page, of the hosts panel), whether the socket is open.
+        window.haul = { firstRender: null, refreshes: 0, hostRefreshes: 0, socketOpen: false, connection: "connecting" };
 
         function $(id) { return document.getElementById(id); }
 
@@ -194,6 +195,7 @@ enum DashboardScript {
           if (state.refreshing) { state.refreshAgain = true; return; }
           state.refreshing = true;
           clearTimeout(state.refreshTimer);
+          refreshHosts();
           const query = pageQuery();
           const asked = JSON.stringify(query);
           const calls = [call("haul.page", [query])];

@@ -79,7 +79,22 @@ enum DashboardStyle {
           white-space: nowrap; }
         tr.flash td { animation: flash .6s ease-out; }
         @keyframes flash { from { background: var(--selected); } to { background: transparent; } }
-        .list { container-type: inline-size; }
+        .list, .hosts { container-type: inline-size; }
+        .hosts { margin-top: 1rem; }
+        .muted { color: var(--muted); }
+        button.disclosure { border: 0; background: none; padding: 0; font-weight: 600; color: var(--fg); }
+        button.disclosure::before { content: "▸ " / ""; }
+        button.disclosure[aria-expanded="true"]::before { content: "▾ " / ""; }
+        table.hosts-table caption { text-align: left; color: var(--muted); font-size: .85em; padding: .2rem 0; }
+        #hosts-table th.host { width: 20%; } #hosts-table th.wide { width: 6rem; } #hosts-table th.hold { width: 4.8rem; }
+        #hosts-table th.throttle { width: 25%; }
+        #hosts-table thead th { white-space: normal; text-overflow: clip; vertical-align: bottom; }
+        table.hosts-table th[scope="row"], table.hosts-table td { white-space: normal; overflow-wrap: anywhere; }
+        table.hosts-table tr[data-throttled="true"] th { box-shadow: inset 3px 0 0 var(--error); }
+        .badge { display: inline-block; font-weight: 600; font-size: .85em; padding: 0 .3rem; border: 1px solid var(--line);
+          border-radius: 3px; }
+        tr[data-throttled="true"] .badge { color: var(--error); border-color: currentColor; }
+        table.hosts-table .narrow { white-space: normal; }
         .narrow { display: none; }
         @container (max-width: 56rem) {
           .wide { display: none; } .narrow { display: block; } th.progress { width: 30%; }
@@ -90,7 +105,7 @@ enum DashboardStyle {
         }
         @media (max-width: 700px) {
           body { padding: 0 .4rem 1rem; } .wide { display: none; } .narrow { display: block; }
-          th.progress { width: 28%; } th.actions { width: 5.6rem; }
+          th.progress { width: 28%; } th.actions { width: 5.6rem; } #hosts-table th.host { width: 30%; }
           td.actions button { display: block; width: 100%; margin: 0 0 .2rem; }
           th, td { padding: .25rem .15rem; font-size: .9em; }
           .chart { flex-basis: 100%; }

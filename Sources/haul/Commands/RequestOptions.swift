@@ -29,9 +29,10 @@ struct RequestOptions: ParsableArguments {
     @Option(
         name: [.customShort("x"), .customLong("connections")],
         help: ArgumentHelp(
-            "Connections per download (1-32), used when the server supports ranges; 'auto' starts with one and adds "
-                + "them while the speed grows and the host allows (up to 16).", valueName: "N|auto"))
-    var connections: ConnectionCount = .fixed(4)
+            "Connections per download (1-32), used when the server supports ranges; 'auto' (the default) starts "
+                + "with one and adds them while the speed grows and the host allows (up to 16).",
+            valueName: "N|auto"))
+    var connections: ConnectionCount = .auto
 
     @Option(
         help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
@@ -220,7 +221,11 @@ struct RequestOptions: ParsableArguments {
         var options = options
         options.mirrors = planned.mirrors
         if let checksum = planned.checksum { options.checksum = checksum }
-        if let connections = planned.connections { options.connections = connections }
+        if let connections = planned.connections {
+            // A number on the line fixes the count, as `-x N` does.
+            options.connections = connections
+            options.adaptiveConnections = false
+        }
         if let pacing = planned.pacing { options.requestPacing = pacing }
         for header in planned.headers {
             // The line's header replaces a -H of the same name.

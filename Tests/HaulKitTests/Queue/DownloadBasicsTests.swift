@@ -9,7 +9,7 @@ import Testing
 struct DownloadBasicsTests {
     @Test("streams the whole file to its destination, byte for byte")
     func downloadsFile() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let size = 3 * 1024 * 1024 + 17
         let url = harness.origin.serve("/files/data.bin", size: size)
 
@@ -35,7 +35,7 @@ struct DownloadBasicsTests {
         "the manager's view of a completed download is what its finishing group committed (nothing written again)",
         arguments: [4096, 300 * 1024])
     func completedRecordMatchesStore(size: Int) async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let url = harness.origin.serve("/files/small.bin", size: size)
         let id = try await harness.manager.add(url)
         _ = try await harness.manager.wait(for: id)
@@ -61,7 +61,7 @@ struct DownloadBasicsTests {
 
     @Test("reports added, queued, running, progress and completed events in order")
     func reportsEvents() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let size = 2 * 1024 * 1024
         let url = harness.origin.serve("/e.bin", size: size)
         harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
@@ -92,7 +92,7 @@ struct DownloadBasicsTests {
 
     @Test("an added event's snapshot has the URL the manager answers with later: absolute, without credentials")
     func addedSnapshotURL() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let plain = harness.origin.serve("/plain.bin", size: 1000)
         let relative = try #require(URL(string: "relative.bin?x=1", relativeTo: plain))
         var components = try #require(URLComponents(url: plain, resolvingAgainstBaseURL: false))
@@ -119,7 +119,7 @@ struct DownloadBasicsTests {
 
     @Test("an event handler sees every download's events as a stream does, and none once cancelled")
     func observesEvents() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let urls = (0..<6).map { harness.origin.serve("/o\($0).bin", size: 20_000 + $0) }
         let seen = Mutex<[DownloadID: [String]]>([:])
         let observation = await harness.manager.observeEvents { event in
@@ -155,7 +155,7 @@ struct DownloadBasicsTests {
 
     @Test("sends at most ~10 progress events a second per download")
     func throttlesProgressEvents() async throws {
-        let harness = try await Harness.make { $0.progressInterval = .milliseconds(250) }
+        let harness = try await Harness.make(inMemory: true) { $0.progressInterval = .milliseconds(250) }
         let url = harness.origin.serve("/slow.bin", size: 1024 * 1024)
         harness.origin.setFaults { $0.bytesPerSecond = 512 * 1024 }
         let events = await harness.manager.events()
@@ -174,7 +174,7 @@ struct DownloadBasicsTests {
 
     @Test("creates missing parent directories for an explicit destination")
     func createsParents() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let url = harness.origin.serve("/p.bin", size: 1000)
         let target = harness.directory.file("a/b/c/out.bin")
         let id = try await harness.manager.add(url, to: .file(target))
@@ -203,7 +203,7 @@ struct DownloadBasicsTests {
 
     @Test("calls back with progress and the result, like the classic API")
     func callbackAPI() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let size = 1024 * 1024
         let url = harness.origin.serve("/cb.bin", size: size)
         harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
@@ -225,7 +225,7 @@ struct DownloadBasicsTests {
 
     @Test("adding the same URL and destination again continues the existing download")
     func addingTwiceContinues() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let url = harness.origin.serve("/twice.bin", size: 4 * 1024 * 1024)
         harness.origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
         let first = try await harness.manager.add(url)
@@ -241,7 +241,7 @@ struct DownloadBasicsTests {
 
     @Test("adding again to a directory that did not exist the first time finds the same download")
     func addingToNewDirectoryAgain() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let url = harness.origin.serve("/later.bin", size: 1000)
         let path = harness.directory.file("not-yet").path
         // `URL(fileURLWithPath:)` ends a directory's URL in `/` only once the directory is there.
@@ -256,7 +256,7 @@ struct DownloadBasicsTests {
 
     @Test("downloads into several directories, one after another and in turn, each land in their own")
     func severalDirectories() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let directories = ["a", "b", "c"].map { harness.directory.file($0) }
         var expected: [DownloadID: (directory: URL, size: Int)] = [:]
         // a, a, b, a, c, c, b: the same directory again, another, and back.

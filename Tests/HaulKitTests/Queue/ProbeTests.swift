@@ -8,7 +8,7 @@ import Testing
 struct ProbeTests {
     @Test("size, ranges, validators and name, after redirects, with nothing downloaded or recorded")
     func probe() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         var resource = TestOrigin.Resource(size: 123_457)
         resource.contentDisposition = "attachment; filename=\"report 2026.pdf\""
         harness.origin.serve("/files/r.bin", resource)

@@ -28,7 +28,7 @@ struct SchedulingTests {
 
     @Test("at most N downloads transfer at once, and all complete")
     func concurrencyLimit() async throws {
-        let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
+        let harness = try await Harness.make(inMemory: true) { $0.maxConcurrentDownloads = 2 }
         harness.origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
         let events = await harness.manager.events()
         var ids: [DownloadID] = []
@@ -47,7 +47,7 @@ struct SchedulingTests {
 
     @Test("a download finishing its file gives its slot to the next: it runs before the first completes")
     func finishingGivesSlot() async throws {
-        let harness = try await Harness.make { $0.maxConcurrentDownloads = 1 }
+        let harness = try await Harness.make(inMemory: true) { $0.maxConcurrentDownloads = 1 }
         let events = await harness.manager.events()
         let sizes = [10_000, 20_000, 30_000]
         let ids = try await harness.manager.add(
@@ -85,7 +85,7 @@ struct SchedulingTests {
 
     @Test("higher priority starts first; a paused download frees its slot")
     func priorityAndSlots() async throws {
-        let harness = try await Harness.make { $0.maxConcurrentDownloads = 1 }
+        let harness = try await Harness.make(inMemory: true) { $0.maxConcurrentDownloads = 1 }
         harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         let events = await harness.manager.events()
         let first = try await harness.manager.add(harness.origin.serve("/first.bin", size: 2_000_000))
@@ -109,7 +109,7 @@ struct SchedulingTests {
 
     @Test("pauseAll and resumeAll")
     func pauseAllResumeAll() async throws {
-        let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
+        let harness = try await Harness.make(inMemory: true) { $0.maxConcurrentDownloads = 2 }
         harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         var ids: [DownloadID] = []
         for index in 0..<3 {
@@ -127,7 +127,7 @@ struct SchedulingTests {
 
     @Test("cancel stops and deletes the partial data; remove can delete the finished file")
     func cancelAndRemove() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         let slow = try await harness.manager.add(harness.origin.serve("/cancel.bin", size: 3_000_000))
         try await harness.waitForProgress(slow, atLeast: 100_000)
@@ -173,7 +173,7 @@ struct SchedulingTests {
 
     @Test("added paused: nothing is fetched until it is resumed, however small the file")
     func addedPaused() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let url = harness.origin.serve("/tiny.bin", size: 10)
         let id = try await harness.manager.add(url, paused: true)
         #expect(await harness.manager.snapshot(id)?.state == .paused)
@@ -187,7 +187,7 @@ struct SchedulingTests {
 
     @Test("a host's speed limit holds for all its downloads together, and can be changed or lifted")
     func hostSpeedLimit() async throws {
-        let harness = try await Harness.make { $0.hostSpeedLimits = ["127.0.0.1": 300_000] }
+        let harness = try await Harness.make(inMemory: true) { $0.hostSpeedLimits = ["127.0.0.1": 300_000] }
         #expect(await harness.manager.speedLimit(forHost: "127.0.0.1") == 300_000)
         let started = ContinuousClock.now
         let ids = [
@@ -202,13 +202,13 @@ struct SchedulingTests {
         await #expect(throws: DownloadError.self) { try await harness.manager.setSpeedLimit(0, forHost: "a.example") }
         await harness.shutdown()
         await #expect(throws: DownloadError.self) {
-            _ = try await Harness.make { $0.hostSpeedLimits = ["a.example": 0] }
+            _ = try await Harness.make(inMemory: true) { $0.hostSpeedLimits = ["a.example": 0] }
         }
     }
 
     @Test("bad input is refused with a clear error")
     func badInput() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         for url in ["ftp://example.com/x", "file:///etc/passwd", "http:///nohost"] {
             await #expect(throws: DownloadError.self) { try await harness.manager.add(URL(string: url)!) }
         }
@@ -227,7 +227,7 @@ struct SchedulingTests {
 struct FileSafetyTests {
     @Test("a hostile Content-Disposition name lands inside the download directory")
     func hostileName() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         var resource = TestOrigin.Resource(size: 1000)
         resource.contentDisposition =
             "attachment; filename=\"../../x.sh\"; filename*=UTF-8''..%2F..%2F..%2Ftmp%2Fevil%00%01%0A.sh"
@@ -243,7 +243,7 @@ struct FileSafetyTests {
 
     @Test("a name that is taken gets ' (1)', and the existing file is untouched")
     func takenName() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         try Data("mine".utf8).write(to: harness.directory.file("report.pdf"))
         var resource = TestOrigin.Resource(size: 1000)
         resource.contentDisposition = "attachment; filename=report.pdf"
@@ -258,7 +258,7 @@ struct FileSafetyTests {
 
     @Test("a symbolic link planted at the part path is never followed")
     func symlinkAtPartPath() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let victim = harness.directory.file("victim.txt")
         try Data("precious".utf8).write(to: victim)
         let target = harness.directory.file("out.bin")
@@ -272,7 +272,7 @@ struct FileSafetyTests {
 
     @Test("a symbolic link planted at the destination is replaced, not followed")
     func symlinkAtDestination() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         let victim = harness.directory.file("victim2.txt")
         try Data("precious".utf8).write(to: victim)
         let target = harness.directory.file("out2.bin")

@@ -9,7 +9,7 @@ import Testing
 struct WaitingTests {
     @Test("returns once the last download has completed or failed, and at once for ended and unknown ones")
     func waitsUntilAllEnded() async throws {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         // Slow enough that all are still running when the wait starts.
         harness.origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
         var ids: [DownloadID] = []
@@ -55,7 +55,7 @@ struct WaitingTests {
 
     /// A manager whose one download stalls after 1,000 bytes, and a task waiting for it (checked still waiting).
     private func waitingForStalledDownload() async throws -> (Harness, DownloadID, Task<Void, Never>) {
-        let harness = try await Harness.make()
+        let harness = try await Harness.make(inMemory: true)
         harness.origin.setFaults {
             $0.stallAfter = 1000
             $0.stallDuration = .seconds(60)

@@ -108,23 +108,26 @@ struct DownloadStoreTests {
         #expect(stored.updatedAt == record.updatedAt)
     }
 
-    @Test("a checkpoint never writes over a record the finishing group has taken")
-    func checkpointSparesFinalizing() async throws {
+    @Test("a checkpoint never writes over a record the finishing group has taken", arguments: StoreKind.allCases)
+    func checkpointSparesFinalizing(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try await Self.expectCheckpointSparesFinalizing(
-            try SQLiteDownloadStore(path: directory.file("haul.sqlite").path))
+        try Self.expectCheckpointSparesFinalizing(try kind.make(directory))
     }
 
-    @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
-    func lifecycleAndTransfers() async throws {
+    @Test(
+        "one transaction records a group completed and the next group's transfers, each with only its columns",
+        arguments: StoreKind.allCases)
+    func lifecycleAndTransfers(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try await Self.expectLifecycleAndTransfers(try SQLiteDownloadStore(path: directory.file("haul.sqlite").path))
+        try Self.expectLifecycleAndTransfers(try kind.make(directory))
     }
 
-    @Test("records read back exactly as written, every column, shared options and destinations decoded once per text")
-    func roundTrip() async throws {
+    @Test(
+        "records read back exactly as written, every column, shared options and destinations decoded once per text",
+        arguments: StoreKind.allCases)
+    func roundTrip(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
+        let store = try kind.make(directory)
         // Options and destinations alternate, then repeat: each is decoded, found again, then taken as the last one.
         let written = try await store.insert(
             [
@@ -138,12 +141,14 @@ struct DownloadStoreTests {
         await #expect(try store.fetch(99) == nil)
     }
 
-    @Test("records that never ran or failed keep nothing of their own out of line: one empty transfer, no error box")
-    func sparseRecords() async throws {
+    @Test(
+        "records that never ran or failed keep nothing of their own out of line: one empty transfer, no error box",
+        arguments: StoreKind.allCases)
+    func sparseRecords(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
-        _ = try await store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
-        let read = try await store.fetchAll()
+        let store = try kind.make(directory)
+        _ = try store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
+        let read = try store.fetchAll()
         #expect(read[0].storedTransfer.isShared(with: read[2].storedTransfer))
         #expect(!read[0].storedTransfer.isShared(with: read[1].storedTransfer))
         #expect(read[0].storedError == nil && read[1].storedError != nil)
@@ -188,12 +193,13 @@ struct DownloadStoreTests {
         }
     }
 
-    @Test("a claim trusts the caller's view only while no other connection committed since its token")
-    func claimWithView() async throws {
+    @Test(
+        "a claim trusts the caller's view only while no other connection committed since its token",
+        arguments: StoreKind.allCases)
+    func claimWithView(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("haul.sqlite").path
-        let mine = try SQLiteDownloadStore(path: path)
-        let other = try SQLiteDownloadStore(path: path)
+        let mine = try kind.make(directory)
+        let other = try kind.another(mine, in: directory)
         let share = HostShare(host: "a", wanted: 1, limit: 8)
         let added = try await mine.insert([Self.queued("http://a/1"), Self.queued("http://a/2")])
         let view = try await mine.changeToken()
@@ -214,11 +220,13 @@ struct DownloadStoreTests {
         await #expect(mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
     }
 
-    @Test("batch writes: states of many records in one call, deletes beyond SQLite's parameter limit")
-    func batches() async throws {
+    @Test(
+        "batch writes: states of many records in one call, deletes beyond SQLite's parameter limit",
+        arguments: StoreKind.allCases)
+    func batches(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
-        var records = try await store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
+        let store = try kind.make(directory)
+        var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
         for index in records.indices {
             records[index].state = index % 3 == 0 ? .failed : .paused
             records[index].updatedAt = Self.date.addingTimeInterval(Double(index))
@@ -241,11 +249,13 @@ struct DownloadStoreTests {
         await #expect(try store.fetch(changed.downloadID) == changed)
     }
 
-    @Test("batched inserts: consecutive ids as SQLite gives them, never one used before, every record read back")
-    func batchedInserts() async throws {
+    @Test(
+        "batched inserts: consecutive ids as SQLite gives them, never one used before, every record read back",
+        arguments: StoreKind.allCases)
+    func batchedInserts(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
-        let first = try await store.insert((0..<3).map { Self.queued("http://a/\($0)") })
+        let store = try kind.make(directory)
+        let first = try store.insert((0..<3).map { Self.queued("http://a/\($0)") })
         #expect(first.map(\.id) == [1, 2, 3])
         try await store.delete([first[2].downloadID])
         // 1 that SQLite numbers, then batches of 64, 16 and 4, then two alone; the deleted id 3 is not used again.
@@ -259,12 +269,12 @@ struct DownloadStoreTests {
 
     @Test(
         "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins",
-        arguments: [true, false]
+        arguments: [(StoreKind.sqlite, true), (.sqlite, false), (.memory, true)]
     )
-    func batchSizesAndRepeatedIDs(batched: Bool) async throws {
+    func batchSizesAndRepeatedIDs(kind: StoreKind, batched: Bool) async throws {
         let directory = TemporaryDirectory()
         // Batched, and one record per statement (an SQLite older than 3.33).
-        let store = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path, batchesUpdates: batched)
+        let store = try kind.make(directory, batchesUpdates: batched)
         // 64 + 16 + 4 + 3: each batched statement once, then three records alone; record 88 is not written.
         let added = try await store.insert((0..<88).map { Self.queued("http://a/\($0)") })
         let transfers = Self.variedTransfers(added.prefix(87))

@@ -9,16 +9,33 @@ struct Harness {
     let directory: TemporaryDirectory
     let origin: TestOrigin
     let manager: DownloadManager
+    /// The in-memory store the manager records in; nil when it records in the SQLite database in ``directory``.
+    var memory: InMemoryDownloadStore?
 
+    /// `inMemory`: the manager records in a fresh ``InMemoryDownloadStore`` instead of a SQLite database (for tests
+    /// of the manager, not of durability); ``reopen(_:)`` then opens the next manager on the same records.
     static func make(
-        origin: TestOrigin? = nil, directory: TemporaryDirectory = TemporaryDirectory(),
+        origin: TestOrigin? = nil, directory: TemporaryDirectory = TemporaryDirectory(), inMemory: Bool = false,
         _ configure: (inout DownloadManager.Configuration) -> Void = { _ in }
+    ) async throws -> Harness {
+        try await make(
+            origin: origin, directory: directory, memory: inMemory ? InMemoryDownloadStore() : nil, configure)
+    }
+
+    private static func make(
+        origin: TestOrigin?, directory: TemporaryDirectory, memory: InMemoryDownloadStore?,
+        _ configure: (inout DownloadManager.Configuration) -> Void
     ) async throws -> Harness {
         let origin = try await Self.origin(origin)
         var configuration = Harness.configuration(directory)
         configure(&configuration)
-        let manager = try await DownloadManager(configuration: configuration)
-        return Harness(directory: directory, origin: origin, manager: manager)
+        let manager =
+            if let memory {
+                try await DownloadManager(configuration: configuration, store: memory)
+            } else {
+                try await DownloadManager(configuration: configuration)
+            }
+        return Harness(directory: directory, origin: origin, manager: manager, memory: memory)
     }
 
     private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
@@ -51,9 +68,12 @@ struct Harness {
         return (harness, url)
     }
 
-    /// A second manager on the same directory and database (as after a restart).
+    /// A second manager on the same directory and database (as after a restart); with an in-memory store, on
+    /// another handle of its records (as another process on the same database file).
     func reopen(_ configure: (inout DownloadManager.Configuration) -> Void = { _ in }) async throws -> Harness {
-        try await Harness.make(origin: origin, directory: directory, configure)
+        try await Harness.make(
+            origin: origin, directory: directory, memory: memory.map(InMemoryDownloadStore.init(sharingRecordsOf:)),
+            configure)
     }
 
     func shutdown() async {

@@ -12,7 +12,16 @@ final class Retrier: Sendable {
         case restart(RestartReason, detail: String)
     }
 
-    /// The budget is spent: `error` ends the download (thrown by ``wait(after:bytes:)``, passed up unchanged).
+    /// How a wait ended.
+    enum Verdict: Sendable {
+        /// Attempt again.
+        case again
+        /// The budget is spent (or the error is final): `error` ends the download, unless another source takes over.
+        case gaveUp(DownloadError)
+    }
+
+    /// The budget gave up (``Verdict/gaveUp(_:)``) while one of several connections waited: thrown by that
+    /// connection so that the others stop, and returned by ``SegmentedTransfer/run(opening:)`` as its ending.
     struct GaveUp: Error {
         var error: DownloadError
     }
@@ -20,14 +29,14 @@ final class Retrier: Sendable {
     private let budget: Mutex<RetryBudget>
     private let stopwatch: Stopwatch
     private let settings: EngineSettings
-    private let events: EventHub
+    private let events: any DownloadEventSink
     private let id: DownloadID
     private let target: RequestTarget?
     /// Gives the download's slot away during a long wait the host asked for (`Retry-After` on 429 or 503).
     private let slot: SlotYield?
 
     init(
-        id: DownloadID, settings: EngineSettings, events: EventHub, target: RequestTarget? = nil,
+        id: DownloadID, settings: EngineSettings, events: any DownloadEventSink, target: RequestTarget? = nil,
         slot: SlotYield? = nil, startingWith bytes: Int64
     ) {
         self.id = id
@@ -45,11 +54,11 @@ final class Retrier: Sendable {
         budget.withLock { $0.observe(bytes: bytes, at: now) }
     }
 
-    /// Waits before the next attempt after `setback`, or throws ``GaveUp`` with the error that ends the download
-    /// (`CancellationError` when the task is cancelled while waiting). `bytes` are on disk now. A refusal that
+    /// Waits before the next attempt after `setback` and returns ``Verdict/again``, or returns at once the error that
+    /// ends the download (throws only when the task is cancelled while waiting). `bytes` are on disk now. A refusal that
     /// means an expired URL (401, 403, 410) is answered with a fresh URL from the target, at once, when it has one;
     /// `generation` is the target's generation the failed request used.
-    func wait(after setback: Setback, bytes: Int64, requestedWith generation: Int = 0) async throws {
+    func wait(after setback: Setback, bytes: Int64, requestedWith generation: Int = 0) async throws -> Verdict {
         let now = stopwatch.elapsed
         let random = Double.random(in: 0...1)
         let error: DownloadError
@@ -61,7 +70,7 @@ final class Retrier: Sendable {
                 RequestTarget.expiryStatuses.contains(status)
             {
                 if let final = budget.withLock({ $0.mayRefresh(after: error, bytes: bytes, at: now) }) {
-                    throw GaveUp(error: final)
+                    return .gaveUp(final)
                 }
                 switch await target.refresh(from: generation, status: status) {
                 case .replaced:
@@ -70,9 +79,9 @@ final class Retrier: Sendable {
                         "the URL was refused; continuing with a fresh one",
                         metadata: ["download": "\(id)", "status": "\(status)"])
                     events.yield(id, .retrying(error, attempt: attempt, delay: .zero))
-                    return
+                    return .again
                 case .replacedElsewhere:
-                    return  // another connection already has a fresh URL: use it at once
+                    return .again  // another connection already has a fresh URL: use it at once
                 case .unavailable:
                     break
                 }
@@ -85,7 +94,7 @@ final class Retrier: Sendable {
         switch decision {
         case .giveUp(let final):
             settings.logger.debug("giving up", metadata: ["download": "\(id)", "error": "\(final)"])
-            throw GaveUp(error: final)
+            return .gaveUp(final)
         case .retry(let delay, let attempt):
             settings.logger.debug(
                 "retrying", metadata: ["download": "\(id)", "attempt": "\(attempt)", "error": "\(error)"])
@@ -96,6 +105,7 @@ final class Retrier: Sendable {
             } else {
                 try await settings.clock.sleep(for: delay)
             }
+            return .again
         }
     }
 

@@ -30,8 +30,9 @@ struct SegmentedTransfer: Sendable {
         var error: any Error
     }
 
-    /// Stop every connection and restart the download from byte 0.
-    struct Restart: Error {
+    /// Stop every connection and restart the download from byte 0: thrown by the connection that saw it (so the
+    /// others stop), returned by ``run(opening:)``.
+    struct Restart: Error, Sendable {
         var reason: RestartReason
         var detail: String
         /// A response that is a complete new copy from byte 0 (a `200`), to be written instead of requesting again.
@@ -81,8 +82,32 @@ struct SegmentedTransfer: Sendable {
         var allowed: @Sendable (_ wanted: Int) async -> Int
     }
 
-    /// Returns when no segment is left to claim (the caller checks that the plan is complete).
-    func run(opening: Opening?) async throws {
+    /// How a run of the connections ended, when it did not fail.
+    enum Ending: Sendable {
+        /// No segment is left to claim (the caller checks that the plan is complete).
+        case noSegmentLeft
+        /// A connection saw another version, or wrong bytes: the download restarts from byte 0 (with the new copy
+        /// already arriving, when there is one).
+        case restart(Restart)
+        /// A connection's wait found the run's retry budget spent: `error` ends the download, unless another source
+        /// takes over.
+        case gaveUp(DownloadError)
+    }
+
+    /// Runs the connections until no segment is left to claim, one of them says the download must restart, or the
+    /// retry budget is spent.
+    func run(opening: Opening?) async throws -> Ending {
+        do {
+            try await runConnections(opening: opening)
+            return .noSegmentLeft
+        } catch let restart as Restart {
+            return .restart(restart)
+        } catch let verdict as Retrier.GaveUp {
+            return .gaveUp(verdict.error)
+        }
+    }
+
+    private func runConnections(opening: Opening?) async throws {
         // A child task's result: true for a connection, false for a tuning tick.
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<connections {
@@ -192,7 +217,9 @@ struct SegmentedTransfer: Sendable {
                 }
                 setback = failure
             }
-            try await retrier.wait(after: .failure(setback), bytes: state.current.received, requestedWith: generation)
+            let verdict = try await retrier.wait(
+                after: .failure(setback), bytes: state.current.received, requestedWith: generation)
+            if case .gaveUp(let final) = verdict { throw Retrier.GaveUp(error: final) }
         }
     }
 

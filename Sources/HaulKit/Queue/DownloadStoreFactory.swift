@@ -1,6 +1,6 @@
 /// How a ``DownloadManager`` makes the store that records its downloads: the embedded SQLite database
-/// (``sqlite``, the default) or another backend, such as HaulFleet's shared PostgreSQL queue
-/// (`.sharedQueue(SharedQueue(url: …))`).
+/// (``sqlite``, the default), memory only (``inMemory``), or another backend, such as HaulFleet's shared PostgreSQL
+/// queue (`.sharedQueue(SharedQueue(url: …))`).
 ///
 /// Set it as ``DownloadManager/Configuration/store``; the manager calls it once, when it opens. HaulKit itself
 /// links no database client but SQLite's: a backend comes from the module that provides it.
@@ -30,5 +30,20 @@ public struct DownloadStoreFactory: Sendable {
         } catch {
             throw .stateDatabase(path: configuration.databaseURL.path, reason: "\(error)")
         }
+    }
+
+    /// Downloads recorded in memory only: no state file is read or written (``DownloadManager/Configuration/databaseURL``
+    /// is not used), and the manager's downloads are gone when it is. Each manager gets a store of its own.
+    ///
+    /// For an app whose downloads need not outlive it (a preview, a one-off fetch): everything else works as with
+    /// ``sqlite`` (part files, checkpoints, resuming after a failure, hooks), but a download left unfinished when the
+    /// process ends is not continued by the next one, and its part file stays where it was.
+    public static let inMemory = DownloadStoreFactory(isShared: false) { _ throws(DownloadError) in
+        InMemoryDownloadStore()
+    }
+
+    /// Hands out `store`, made already (the same one to every manager that uses this factory).
+    package static func using(_ store: any DownloadStore, isShared: Bool = false) -> DownloadStoreFactory {
+        DownloadStoreFactory(isShared: isShared) { _ throws(DownloadError) in store }
     }
 }
