@@ -147,7 +147,7 @@ extension DownloadManager {
         // missed.
         let waiter = DownloadEndWaiter(pending: pending)
         let token = hub.subscribe(handler: waiter.receive, ended: waiter.end)
-        await waiter.wait()
+        await waiter.untilEnded()
         hub.unsubscribe(token)
     }
 

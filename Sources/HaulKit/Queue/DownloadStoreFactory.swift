@@ -24,7 +24,7 @@ public struct DownloadStoreFactory: Sendable {
     public static let sqlite = DownloadStoreFactory(isShared: false) { configuration throws(DownloadError) in
         // Opening migrates the schema (blocking file I/O, once): on NIO's blocking thread pool.
         do {
-            return try await onBlockingThread { try SQLiteDownloadStore(path: configuration.databaseURL.path) }
+            return try await onBlockingPool { try SQLiteDownloadStore(path: configuration.databaseURL.path) }
         } catch let error as DownloadError {
             throw error
         } catch {

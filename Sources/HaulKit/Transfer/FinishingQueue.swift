@@ -116,7 +116,7 @@ final class FinishingQueue: Sendable {
         // A part file is synced before its record says finalizing (a second transaction, only for part files).
         var recorded: [Int]
         do {
-            (recorded, results) = try await onBlockingThread { [results, files] in
+            (recorded, results) = try await onBlockingPool { [results, files] in
                 var results = results
                 let recorded = sync(files, results: &results)
                 if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeFinalizingRecorded) }
@@ -133,7 +133,7 @@ final class FinishingQueue: Sendable {
             recorded = []
         }
         do {
-            return try await onBlockingThread { [results, recorded, held, files] in
+            return try await onBlockingPool { [results, recorded, held, files] in
                 place(requests, held: held, recorded: recorded, results: results, files: files, listings: listings)
             }
         } catch {

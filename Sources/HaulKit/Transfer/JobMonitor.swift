@@ -82,7 +82,7 @@ struct JobMonitor: Sendable {
         let id = id
         let injected = environment.settings.faults.checkpointSyncErrno
         do {
-            try await onBlockingThread {
+            try await onBlockingPool {
                 if let code = injected?() {
                     throw DownloadError.fileSystem(errno: code, path: file.path, operation: "sync")
                 }

@@ -100,14 +100,14 @@ struct SharedDatabaseTests {
         await editor.shutdown()
         try await runner.waitForState(id, .paused, timeout: .seconds(10))
         try await Task.sleep(for: tick + .milliseconds(500))
-        await #expect(
-            try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
+        #expect(
+            try await Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
 
         try await runner.manager.resume(id)
         try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }
         origin.setFaults { $0.bytesPerSecond = nil }
         _ = try await runner.manager.wait(for: id)
-        await #expect(try Self.storedState(id, of: runner) == .completed)
+        #expect(try await Self.storedState(id, of: runner) == .completed)
         await runner.shutdown()
     }
 }

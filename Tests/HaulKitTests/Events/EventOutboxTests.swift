@@ -20,7 +20,7 @@ struct EventOutboxTests {
         var records = try await store.insert([
             DownloadStoreTests.queued("http://a/1"), DownloadStoreTests.queued("http://a/2"),
         ])
-        await #expect(try outbox.depth() == 0, "an insert reports nothing")
+        #expect(try await outbox.depth() == 0, "an insert reports nothing")
         try await store.recordRunning(records)
         records[0].state = .running
         records[1].state = .running
@@ -35,8 +35,8 @@ struct EventOutboxTests {
         try await store.saveTransfers([records[0]])
         try await store.saveLifecycle(records)
         // start ×2 for the webhook; complete and error for both targets.
-        await #expect(try outbox.depth() == 6)
-        await #expect(try outbox.pending(targets: ["hook"]) == 2)
+        #expect(try await outbox.depth() == 6)
+        #expect(try await outbox.pending(targets: ["hook"]) == 2)
 
         let webhook = "webhook http://r/1"
         let first = try await outbox.dueEvents(targets: [webhook], limit: 10, lease: .seconds(30), excluding: [])
@@ -45,8 +45,8 @@ struct EventOutboxTests {
         #expect(first.map(\.downloadID) == [records[0].downloadID, records[1].downloadID])
         #expect(Set(first.map(\.eventID)).count == 2)
         // A row being delivered is not handed out again, and blocks its download's later rows.
-        await #expect(
-            try outbox.dueEvents(
+        #expect(
+            try await outbox.dueEvents(
                 targets: [webhook], limit: 10, lease: .seconds(30), excluding: Set(first.map(\.sequence))
             )
             .isEmpty)
@@ -91,11 +91,11 @@ struct EventOutboxTests {
         // holds, until it lets go.
         let other = try SQLiteDownloadStore(path: directory.file("haul.sqlite").path)
         let otherOutbox = try await other.enableOutbox(for: Self.targets)
-        await #expect(
-            try otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).isEmpty)
+        #expect(
+            try await otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).isEmpty)
         await outbox.close()
-        await #expect(
-            try otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).count == 2)
+        #expect(
+            try await otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).count == 2)
         #endif
     }
 
@@ -133,7 +133,7 @@ struct EventOutboxTests {
         try await store.saveLifecycle([record])
         let reader = try SQLiteDownloadStore(path: path)
         let outbox = try await reader.enableOutbox(for: [])
-        await #expect(try outbox.depth() == 0)
+        #expect(try await outbox.depth() == 0)
     }
 
     @Test(
@@ -149,8 +149,8 @@ struct EventOutboxTests {
         let otherOutbox = try await other.enableOutbox(for: Self.targets)
         let taken = try await outbox.dueEvents(targets: ["hook"], limit: 10, lease: .milliseconds(300), excluding: [])
         #expect(taken.count == 2)
-        await #expect(
-            try otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(30), excluding: []).isEmpty)
+        #expect(
+            try await otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(30), excluding: []).isEmpty)
         try await Task.sleep(for: .milliseconds(500))
         let takenOver = try await otherOutbox.dueEvents(
             targets: ["hook"], limit: 10, lease: .seconds(30), excluding: [])
@@ -161,7 +161,7 @@ struct EventOutboxTests {
         var record = try await quiet.insert([DownloadStoreTests.queued("http://a/9")])[0]
         record.state = .paused
         try await quiet.saveLifecycle([record])
-        await #expect(try outbox.depth() == before)
+        #expect(try await outbox.depth() == before)
         await server.stop()
     }
 }

@@ -93,17 +93,17 @@ struct DownloadStoreTests {
     static func expectCheckpointSparesFinalizing(
         _ store: any DownloadStore, claim: (DownloadID) async -> Void = { _ in }
     ) async throws {
-        var record = try await #require(try store.insert([queued("http://a/big")]).first)
+        var record = try #require(try await store.insert([queued("http://a/big")]).first)
         let id = record.downloadID
         await claim(id)
-        await #expect(try store.checkpoint(id, generation: 0, durableBytes: 100, segments: nil, bootID: "b"))
-        record = try await #require(try store.fetch(id))
+        #expect(try await store.checkpoint(id, generation: 0, durableBytes: 100, segments: nil, bootID: "b"))
+        record = try #require(try await store.fetch(id))
         record.transfer.durableBytes = 300
         record.transfer.finalizing = true
         record.updatedAt = date.addingTimeInterval(5)
         try await store.saveTransfers([record])
-        await #expect(try store.checkpoint(id, generation: 0, durableBytes: 200, segments: nil, bootID: "b") == false)
-        let stored = try await #require(try store.fetch(id))
+        #expect(try await store.checkpoint(id, generation: 0, durableBytes: 200, segments: nil, bootID: "b") == false)
+        let stored = try #require(try await store.fetch(id))
         #expect(stored.transfer.durableBytes == 300 && stored.transfer.finalizing)
         #expect(stored.updatedAt == record.updatedAt)
     }
@@ -135,10 +135,10 @@ struct DownloadStoreTests {
                 Self.queued("http://a/2", options: .init(priority: 7)), Self.queued("http://a/3"),
             ])
         #expect(written.map(\.id) == [1, 2, 3, 4])
-        await #expect(try store.fetchAll() == written)
-        await #expect(try store.fetch(written[1].downloadID) == written[1])
-        await #expect(try store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
-        await #expect(try store.fetch(99) == nil)
+        #expect(try await store.fetchAll() == written)
+        #expect(try await store.fetch(written[1].downloadID) == written[1])
+        #expect(try await store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try await store.fetch(99) == nil)
     }
 
     @Test(
@@ -206,18 +206,18 @@ struct DownloadStoreTests {
         var own = added[0]
         own.updatedAt = Self.date.addingTimeInterval(5)
         try await mine.saveLifecycle([own])
-        await #expect(try mine.changeToken() == view, "this connection's own commits keep its view current")
+        #expect(try await mine.changeToken() == view, "this connection's own commits keep its view current")
 
         // Another process finished download 2 after the view was taken: the claim reads, and refuses.
         var finished = added[1]
         finished.state = .completed
         try await other.saveLifecycle([finished])
-        await #expect(try mine.changeToken() != view)
-        await #expect(mine.claim(added[1].downloadID, share: share, viewToken: view) == .refused)
-        await #expect(mine.claim(added[0].downloadID, share: share, viewToken: view) == .granted(connections: 1))
+        #expect(try await mine.changeToken() != view)
+        #expect(await mine.claim(added[1].downloadID, share: share, viewToken: view) == .refused)
+        #expect(await mine.claim(added[0].downloadID, share: share, viewToken: view) == .granted(connections: 1))
         await mine.release(added[0].downloadID)
-        await #expect(other.claim(added[0].downloadID, share: share) == .granted(connections: 1), "released")
-        await #expect(mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
+        #expect(await other.claim(added[0].downloadID, share: share) == .granted(connections: 1), "released")
+        #expect(await mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
     }
 
     @Test(
@@ -239,14 +239,14 @@ struct DownloadStoreTests {
         var expected = records
         expected[7] = try Self.everyColumnSet().with(jobColumnsOf: Self.queued("http://a/7"))
         expected[7].id = 8
-        await #expect(try store.fetchAll() == expected)
+        #expect(try await store.fetchAll() == expected)
         try await store.delete(records.prefix(1_100).map(\.downloadID))
-        await #expect(try store.fetchAll() == Array(expected.suffix(100)))
+        #expect(try await store.fetchAll() == Array(expected.suffix(100)))
         var changed = expected[1_150]
         changed.options.speedLimit = 2_048
         changed.updatedAt = Self.date.addingTimeInterval(-1)
         try await store.saveSettings(changed)
-        await #expect(try store.fetch(changed.downloadID) == changed)
+        #expect(try await store.fetch(changed.downloadID) == changed)
     }
 
     @Test(
@@ -263,8 +263,8 @@ struct DownloadStoreTests {
         records[40] = try Self.everyColumnSet()
         let inserted = try await store.insert(records)
         #expect(inserted.map(\.id) == (4...90).map { Int64($0) })
-        await #expect(try store.fetchAll() == Array(first.prefix(2)) + inserted)
-        await #expect(try store.insert([Self.queued("http://c")]).first?.id == 91)
+        #expect(try await store.fetchAll() == Array(first.prefix(2)) + inserted)
+        #expect(try await store.insert([Self.queued("http://c")]).first?.id == 91)
     }
 
     @Test(
@@ -279,7 +279,7 @@ struct DownloadStoreTests {
         let added = try await store.insert((0..<88).map { Self.queued("http://a/\($0)") })
         let transfers = Self.variedTransfers(added.prefix(87))
         try await store.saveTransfers(transfers)
-        await #expect(try store.fetchAll() == transfers + [added[87]])
+        #expect(try await store.fetchAll() == transfers + [added[87]])
 
         // The same id twice in one call: written one by one, the last won; batched, it still does.
         var paused = transfers[1]
@@ -291,9 +291,9 @@ struct DownloadStoreTests {
         for index in others.indices { others[index].state = .failed }
         // Both in the first batch of 16.
         try await store.saveLifecycle([paused] + others.prefix(5) + [completed] + others.dropFirst(5))
-        await #expect(try store.fetch(completed.downloadID) == completed)
-        await #expect(try store.fetch(others[5].downloadID)?.state == .failed)
-        await #expect(try store.fetch(transfers[0].downloadID) == transfers[0])
+        #expect(try await store.fetch(completed.downloadID) == completed)
+        #expect(try await store.fetch(others[5].downloadID)?.state == .failed)
+        #expect(try await store.fetch(transfers[0].downloadID) == transfers[0])
     }
 }
 

@@ -29,27 +29,27 @@ struct PostgresStoreTests {
                 DownloadStoreTests.queued("http://a/2", options: .init(priority: 7)),
             ])
         #expect(written.map(\.id) == [1, 2, 3])
-        await #expect(try store.fetchAll() == written)
-        await #expect(try store.fetch(written[1].downloadID) == written[1])
-        await #expect(try store.fetchUpdated(since: DownloadStoreTests.date.addingTimeInterval(1)) == [written[1]])
-        await #expect(try store.count() == 3)
-        await #expect(try store.fetchIDs() == Set(written.map(\.downloadID)))
+        #expect(try await store.fetchAll() == written)
+        #expect(try await store.fetch(written[1].downloadID) == written[1])
+        #expect(try await store.fetchUpdated(since: DownloadStoreTests.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try await store.count() == 3)
+        #expect(try await store.fetchIDs() == Set(written.map(\.downloadID)))
 
         var changed = written[0]
         changed.state = .paused
         changed.updatedAt = DownloadStoreTests.date.addingTimeInterval(9)
         try await store.saveLifecycle([changed])
-        await #expect(try store.fetch(changed.downloadID)?.state == .paused)
+        #expect(try await store.fetch(changed.downloadID)?.state == .paused)
         try await store.delete([written[2].downloadID])
-        await #expect(try store.count() == 2)
+        #expect(try await store.count() == 2)
 
         // A second worker opens the same schema without migrating it again.
         let other = try await Self.store(url, owner: "b")
-        await #expect(try other.fetchAll().map(\.id) == [1, 2])
+        #expect(try await other.fetchAll().map(\.id) == [1, 2])
         #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "9")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
-        #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
+        await #expect(throws: DownloadError.self) { _ = try await Self.store(url, owner: "c") }
         await server.stop()
     }
 
@@ -58,7 +58,7 @@ struct PostgresStoreTests {
         let server = try await PostgresServer.start()
         let store = try await Self.store(try await server.makeDatabase(), owner: "a")
         try await DownloadStoreTests.expectCheckpointSparesFinalizing(store) { id in
-            await #expect(store.claim(id, share: Self.one) == .granted(connections: 1))
+            #expect(await store.claim(id, share: Self.one) == .granted(connections: 1))
         }
         await server.stop()
     }
@@ -84,28 +84,28 @@ struct PostgresStoreTests {
         let record = try #require(try await a.insert([DownloadStoreTests.queued("http://a/1")]).first)
         let id = record.downloadID
 
-        await #expect(a.claim(id, share: Self.one) == .granted(connections: 1))
-        await #expect(b.claim(id, share: Self.one) == .refused, "held by a")
-        #expect(b.isClaimedElsewhere(id))
-        #expect(!a.isClaimedElsewhere(id))
+        #expect(await a.claim(id, share: Self.one) == .granted(connections: 1))
+        #expect(await b.claim(id, share: Self.one) == .refused, "held by a")
+        #expect(await b.isClaimedElsewhere(id))
+        #expect(await !a.isClaimedElsewhere(id))
         // a keeps it past its lease's length: the heartbeat renews it.
         try await Task.sleep(for: .seconds(6))
-        await #expect(b.claim(id, share: Self.one) == .refused, "renewed by a's heartbeat")
-        await #expect(try a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
+        #expect(await b.claim(id, share: Self.one) == .refused, "renewed by a's heartbeat")
+        #expect(try await a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
 
         // a stops renewing, as a worker that died: after the lease, b takes the download over.
         let dead = a
         dead.stopRenewingLeases()
         try await Task.sleep(for: .seconds(5))
-        await #expect(b.claim(id, share: Self.one) == .granted(connections: 1), "a's lease expired")
-        await #expect(try dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
-        await #expect(try b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
+        #expect(await b.claim(id, share: Self.one) == .granted(connections: 1), "a's lease expired")
+        #expect(try await dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
+        #expect(try await b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
         var transfer = try #require(try await b.fetch(id))
         transfer.transfer.durableBytes = 77
         try await dead.saveTransfers([transfer])
-        await #expect(try b.fetch(id)?.transfer.durableBytes == 10)
+        #expect(try await b.fetch(id)?.transfer.durableBytes == 10)
         await b.release(id)
-        #expect(!dead.isClaimedElsewhere(id))
+        #expect(await !dead.isClaimedElsewhere(id))
         await server.stop()
     }
 
@@ -120,22 +120,22 @@ struct PostgresStoreTests {
             .init(host: host, wanted: wanted, limit: 3)
         }
 
-        await #expect(a.claim(ids[0], share: share(2)) == .granted(connections: 2))
-        await #expect(b.claim(ids[1], share: share(2)) == .granted(connections: 1), "one connection was left")
-        await #expect(a.widenClaim(ids[0], share: share(3)) == 2, "a split gets no more than the host has left")
-        await #expect(b.widenClaim(ids[0], share: share(3)) == 1, "only the holder widens a claim")
-        await #expect(b.claim(ids[2], share: share(1)) == .hostBusy)
-        await #expect(a.claim(ids[2], share: share(1)) == .hostBusy, "the limit is the fleet's, not a worker's")
-        await #expect(b.claim(ids[3], share: share(4, "other")) == .granted(connections: 3), "another host has its own")
-        await #expect(a.claim(ids[1], share: share(1)) == .refused, "held by b: refused, whatever the host")
+        #expect(await a.claim(ids[0], share: share(2)) == .granted(connections: 2))
+        #expect(await b.claim(ids[1], share: share(2)) == .granted(connections: 1), "one connection was left")
+        #expect(await a.widenClaim(ids[0], share: share(3)) == 2, "a split gets no more than the host has left")
+        #expect(await b.widenClaim(ids[0], share: share(3)) == 1, "only the holder widens a claim")
+        #expect(await b.claim(ids[2], share: share(1)) == .hostBusy)
+        #expect(await a.claim(ids[2], share: share(1)) == .hostBusy, "the limit is the fleet's, not a worker's")
+        #expect(await b.claim(ids[3], share: share(4, "other")) == .granted(connections: 3), "another host has its own")
+        #expect(await a.claim(ids[1], share: share(1)) == .refused, "held by b: refused, whatever the host")
         await a.release(ids[0])
-        await #expect(b.claim(ids[2], share: share(4)) == .granted(connections: 2), "a's two connections were released")
+        #expect(await b.claim(ids[2], share: share(4)) == .granted(connections: 2), "a's two connections were released")
 
         // Connections of a worker that died come back with its leases.
         b.stopRenewingLeases()
-        await #expect(a.claim(ids[4], share: share(1)) == .hostBusy)
+        #expect(await a.claim(ids[4], share: share(1)) == .hostBusy)
         try await Task.sleep(for: .seconds(5))
-        await #expect(a.claim(ids[4], share: share(5)) == .granted(connections: 3))
+        #expect(await a.claim(ids[4], share: share(5)) == .granted(connections: 3))
         await server.stop()
     }
 
@@ -154,14 +154,14 @@ struct PostgresStoreTests {
         let inserted = try await store.insert(records)
         #expect(store.statementCount - sent == 6)
         #expect(inserted.map(\.id) == (2...2_501).map { Int64($0) })
-        await #expect(try store.fetchAll() == first + inserted)
+        #expect(try await store.fetchAll() == first + inserted)
 
         // Job columns of 87 records, each its own values: one statement.
         let transfers = DownloadStoreTests.variedTransfers(inserted.prefix(87))
         sent = store.statementCount
         try await store.saveTransfers(transfers)
         #expect(store.statementCount - sent == 1)
-        await #expect(Array(try store.fetchAll()[1...87]) == transfers)
+        #expect(await Array(try store.fetchAll()[1...87]) == transfers)
 
         // The same id twice in one call: the last is written. A group completed and the next group's transfers
         // (different records): one statement.
@@ -175,8 +175,8 @@ struct PostgresStoreTests {
         sent = store.statementCount
         try await store.saveLifecycleAndTransfers(lifecycle: [paused, transfers[3], completed], transfers: [next])
         #expect(store.statementCount - sent == 1)
-        await #expect(try store.fetch(completed.downloadID) == completed)
-        await #expect(try store.fetch(next.downloadID) == next)
+        #expect(try await store.fetch(completed.downloadID) == completed)
+        #expect(try await store.fetch(next.downloadID) == next)
 
         // Only downloads still queued become running.
         var running = Array(inserted[100..<103])
@@ -185,8 +185,10 @@ struct PostgresStoreTests {
         sent = store.statementCount
         try await store.recordRunning(running)
         #expect(store.statementCount - sent == 1)
-        #expect(try running.map { try store.fetch($0.downloadID)?.state } == [.running, .paused, .running])
-        await #expect(try store.fetch(running[2].downloadID)?.startedAt == DownloadStoreTests.date)
+        var states: [DownloadState?] = []
+        for record in running { states.append(try await store.fetch(record.downloadID)?.state) }
+        #expect(states == [.running, .paused, .running])
+        #expect(try await store.fetch(running[2].downloadID)?.startedAt == DownloadStoreTests.date)
         await server.stop()
     }
 
@@ -198,16 +200,16 @@ struct PostgresStoreTests {
         let b = try await Self.store(url, owner: "b")
         let records = try await a.insert((1...2).map { DownloadStoreTests.queued("http://mirror/\($0)") })
         let share = HostShare(host: "mirror", wanted: 1, limit: 1)
-        await #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
-        await #expect(b.claim(records[1].downloadID, share: share) == .hostBusy)
+        #expect(await a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(await b.claim(records[1].downloadID, share: share) == .hostBusy)
 
         // a's body has arrived (its file is being finished): the connection is free, the lease kept.
         let sent = a.statementCount
         await a.connectionsDone([records[0].downloadID])
         #expect(a.statementCount - sent == 1)
-        await #expect(try b.claimHolders()[records[0].downloadID] == "a")
-        await #expect(
-            b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
+        #expect(try await b.claimHolders()[records[0].downloadID] == "a")
+        #expect(
+            await b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
 
         // Recorded completed: the lease goes in that write, so the release costs no round trip.
         var finished = records[0]
@@ -215,18 +217,18 @@ struct PostgresStoreTests {
         finished.state = .completed
         finished.completedAt = DownloadStoreTests.date
         try await a.saveLifecycle([finished])
-        await #expect(try b.claimHolders()[finished.downloadID] == nil)
+        #expect(try await b.claimHolders()[finished.downloadID] == nil)
         let released = a.statementCount
         await a.release(finished.downloadID)
         #expect(a.statementCount == released)
         // A download recorded otherwise keeps its lease until released.
         let other = try #require(try await a.insert([DownloadStoreTests.queued("http://other/1")]).first)
-        await #expect(
-            a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
+        #expect(
+            await a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
         try await a.saveLifecycle([other.with(state: .failed)])
-        await #expect(try b.claimHolders()[other.downloadID] == "a")
+        #expect(try await b.claimHolders()[other.downloadID] == "a")
         await a.release(other.downloadID)
-        await #expect(try b.claimHolders()[other.downloadID] == nil)
+        #expect(try await b.claimHolders()[other.downloadID] == nil)
         await server.stop()
     }
 
@@ -244,8 +246,8 @@ struct PostgresStoreTests {
         // Leases alone notify nobody: when a's next write arrives, it is the only one b heard of. (Notifications
         // come in commit order.)
         let share = HostShare(host: "a", wanted: 1, limit: 8)
-        await #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
-        await #expect(a.widenClaim(records[0].downloadID, share: .init(host: "a", wanted: 2, limit: 8)) == 2)
+        #expect(await a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(await a.widenClaim(records[0].downloadID, share: .init(host: "a", wanted: 2, limit: 8)) == 2)
         await a.release(records[0].downloadID)
         try await a.saveLifecycle([records[1].with(state: .paused)])
         #expect(try await Self.token(of: b, after: seen) == seen + 1)
@@ -273,11 +275,11 @@ struct PostgresStoreTests {
         let b = try await Self.store(url, owner: "b")
         let ids = try await a.insert((1...6).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
         let mirror = HostShare(host: "mirror", wanted: 1, limit: 3)
-        await #expect(b.claim(ids[5], share: mirror) == .granted(connections: 1))
+        #expect(await b.claim(ids[5], share: mirror) == .granted(connections: 1))
         // a holds ids[4] with both of its host's connections: claimed again, it keeps them (its own are not counted
         // against it).
         let again = HostShare(host: "again", wanted: 2, limit: 2)
-        await #expect(a.claim(ids[4], share: again) == .granted(connections: 2))
+        #expect(await a.claim(ids[4], share: again) == .granted(connections: 2))
         let sent = a.statementCount
         let outcomes = await a.claim(
             [
@@ -291,11 +293,11 @@ struct PostgresStoreTests {
                 .granted(connections: 1), .refused, .granted(connections: 1), .hostBusy, .granted(connections: 1),
                 .granted(connections: 2),
             ])
-        await #expect(try a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[4]: "a", ids[5]: "b"])
-        await #expect(b.claim(ids[2], share: .init(host: "again", wanted: 1, limit: 2)) == .hostBusy)
+        #expect(try await a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[4]: "a", ids[5]: "b"])
+        #expect(await b.claim(ids[2], share: .init(host: "again", wanted: 1, limit: 2)) == .hostBusy)
         // Held as any claim: released one by one.
         await a.release(ids[0])
-        await #expect(b.claim(ids[2], share: mirror) == .granted(connections: 1))
+        #expect(await b.claim(ids[2], share: mirror) == .granted(connections: 1))
         await server.stop()
     }
 
@@ -320,7 +322,7 @@ struct PostgresStoreTests {
         var sent = store.statementCount
         try await store.saveLifecycle([records[0].with(state: .paused)])
         #expect(store.statementCount - sent == 3, "two conflicts, then done")
-        await #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        #expect(try await store.fetch(records[0].downloadID)?.state == .paused)
         // A transaction (one record in both of its statements) is tried again whole: BEGIN, the first UPDATE
         // (refused), ROLLBACK, then BEGIN, both UPDATEs, COMMIT.
         try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 1", database: url.lastPathComponent)
@@ -329,13 +331,13 @@ struct PostgresStoreTests {
         moved.destinationPath = "/d/2"
         try await store.saveLifecycleAndTransfers(lifecycle: [moved.with(state: .failed)], transfers: [moved])
         #expect(store.statementCount - sent == 7)
-        await #expect(try store.fetch(moved.downloadID) == moved.with(state: .failed))
+        #expect(try await store.fetch(moved.downloadID) == moved.with(state: .failed))
         // Conflicts that go on fail the write after four attempts, with the database's message.
         try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 100", database: url.lastPathComponent)
         sent = store.statementCount
-        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        await #expect(throws: DownloadError.self) { try await store.saveLifecycle([records[0].with(state: .queued)]) }
         #expect(store.statementCount - sent == PostgresDownloadStore.conflictAttempts)
-        await #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        #expect(try await store.fetch(records[0].downloadID)?.state == .paused)
         // Another failure is not tried again.
         try server.sql(
             """
@@ -344,7 +346,7 @@ struct PostgresStoreTests {
             END; $$ LANGUAGE plpgsql;
             """, database: url.lastPathComponent)
         sent = store.statementCount
-        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        await #expect(throws: DownloadError.self) { try await store.saveLifecycle([records[0].with(state: .queued)]) }
         #expect(store.statementCount - sent == 1)
         await server.stop()
     }
@@ -361,7 +363,7 @@ struct PostgresStoreTests {
         while try await b.changeToken() == before, start.duration(to: .now) < .seconds(5) {
             try await Task.sleep(for: .milliseconds(10))
         }
-        await #expect(try b.changeToken() != before, "b heard of a's insert")
+        #expect(try await b.changeToken() != before, "b heard of a's insert")
         #expect(start.duration(to: .now) < .seconds(1))
         await server.stop()
     }
