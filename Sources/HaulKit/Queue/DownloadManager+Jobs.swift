@@ -273,10 +273,10 @@ final class ManagerJobHost: JobHost {
         hub.yield(id, change())
     }
 
-    func widenClaim(_ id: DownloadID, host: String, wanted: Int) -> Int {
+    func widenClaim(_ id: DownloadID, host: String, wanted: Int) async -> Int {
         // A host that throttled gets no more connections than its backoff allows.
         let allowed = min(wanted, pacer.connectionCap(host) ?? wanted)
-        return store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: connectionLimit))
+        return await store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: connectionLimit))
     }
 
     func finishingStarts(_ id: DownloadID, holding heldBytes: Int64?) async {

@@ -96,7 +96,8 @@ public actor DownloadManager {
         engineSettings = configuration.engineSettings
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
-        eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
+        eventOutbox =
+            configuration.eventTargets.isEmpty ? nil : try await store.enableOutbox(for: configuration.eventTargets)
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
