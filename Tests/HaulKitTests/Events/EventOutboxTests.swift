@@ -100,27 +100,27 @@ struct EventOutboxTests {
     }
 
     @Test("memory: the same rows; one outbox at a time delivers to a target, until it closes or is gone")
-    func memoryRows() throws {
+    func memoryRows() async throws {
         let store = InMemoryDownloadStore()
         let outbox = try store.enableOutbox(for: Self.targets)
-        try Self.expectRowsFollowChanges(store, outbox)
+        try await Self.expectRowsFollowChanges(store, outbox)
         // Another handle (as another process) cannot deliver to a target this one holds, until it lets go; its own
         // changes record nothing without targets of its own.
         let other = InMemoryDownloadStore(sharingRecordsOf: store)
         var otherOutbox: (any EventOutbox)? = try other.enableOutbox(for: Self.targets)
-        #expect(try otherOutbox?.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []) == [])
-        outbox.close()
-        let hooks = try otherOutbox?.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: [])
+        #expect(try await otherOutbox?.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []) == [])
+        await outbox.close()
+        let hooks = try await otherOutbox?.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: [])
         #expect(hooks?.count == 2)
-        #expect(try outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []) == [])
+        #expect(try await outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []) == [])
         otherOutbox = nil
-        #expect(try outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).count == 2)
+        #expect(try await outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(1), excluding: []).count == 2)
         let quiet = InMemoryDownloadStore(sharingRecordsOf: store)
-        let before = try outbox.depth()
+        let before = try await outbox.depth()
         var record = try quiet.insert([DownloadStoreTests.queued("http://a/9")])[0]
         record.state = .paused
         try quiet.saveLifecycle([record])
-        #expect(try outbox.depth() == before)
+        #expect(try await outbox.depth() == before)
     }
 
     @Test("SQLite without targets records nothing: no trigger, an empty table")

@@ -111,7 +111,7 @@ struct DownloadStoreTests {
     @Test("a checkpoint never writes over a record the finishing group has taken", arguments: StoreKind.allCases)
     func checkpointSparesFinalizing(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try Self.expectCheckpointSparesFinalizing(try kind.make(directory))
+        try await Self.expectCheckpointSparesFinalizing(try kind.make(directory))
     }
 
     @Test(
@@ -119,7 +119,7 @@ struct DownloadStoreTests {
         arguments: StoreKind.allCases)
     func lifecycleAndTransfers(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try Self.expectLifecycleAndTransfers(try kind.make(directory))
+        try await Self.expectLifecycleAndTransfers(try kind.make(directory))
     }
 
     @Test(
@@ -147,8 +147,8 @@ struct DownloadStoreTests {
     func sparseRecords(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        _ = try store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
-        let read = try store.fetchAll()
+        _ = try await store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
+        let read = try await store.fetchAll()
         #expect(read[0].storedTransfer.isShared(with: read[2].storedTransfer))
         #expect(!read[0].storedTransfer.isShared(with: read[1].storedTransfer))
         #expect(read[0].storedError == nil && read[1].storedError != nil)
@@ -226,7 +226,7 @@ struct DownloadStoreTests {
     func batches(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
+        var records = try await store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
         for index in records.indices {
             records[index].state = index % 3 == 0 ? .failed : .paused
             records[index].updatedAt = Self.date.addingTimeInterval(Double(index))
@@ -255,7 +255,7 @@ struct DownloadStoreTests {
     func batchedInserts(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        let first = try store.insert((0..<3).map { Self.queued("http://a/\($0)") })
+        let first = try await store.insert((0..<3).map { Self.queued("http://a/\($0)") })
         #expect(first.map(\.id) == [1, 2, 3])
         try await store.delete([first[2].downloadID])
         // 1 that SQLite numbers, then batches of 64, 16 and 4, then two alone; the deleted id 3 is not used again.
