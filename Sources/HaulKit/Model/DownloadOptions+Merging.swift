@@ -1,6 +1,6 @@
 extension DownloadOptions {
     /// These options with `newer`'s where they speak: each of `newer`'s values that is not the default replaces
-    /// this one (a new checksum, new headers, more connections, a speed limit, mirrors, a policy for an existing
+    /// this one (a new checksum, new headers, another connection count (both of its fields, as one setting), a speed limit, mirrors, a policy for an existing
     /// file); a default leaves this value as it is. Headers are replaced by name: a new `Authorization` replaces the
     /// old one, which is never sent again, and the others stay.
     func merging(_ newer: DownloadOptions) -> DownloadOptions {
@@ -20,8 +20,10 @@ extension DownloadOptions {
         if let pacing = newer.requestPacing { merged.requestPacing = pacing }
         if !newer.metadata.isEmpty { merged.metadata.merge(newer.metadata) { _, new in new } }
         if newer.onResourceChange != defaults.onResourceChange { merged.onResourceChange = newer.onResourceChange }
-        if newer.connections != defaults.connections { merged.connections = newer.connections }
-        if newer.adaptiveConnections != defaults.adaptiveConnections {
+        // The count is one setting: `-x 4` after `-x auto` fixes it at 4 (its `adaptiveConnections` is the default,
+        // false, but it is not silent), and `-x auto` after `-x 4` chooses again.
+        if newer.connections != defaults.connections || newer.adaptiveConnections != defaults.adaptiveConnections {
+            merged.connections = newer.connections
             merged.adaptiveConnections = newer.adaptiveConnections
         }
         if let credentials = newer.credentials { merged.credentials = credentials }

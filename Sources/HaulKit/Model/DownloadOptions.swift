@@ -53,6 +53,10 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     /// `docs/politeness.md`. Default false: ``connections`` is the number.
     public var adaptiveConnections: Bool
 
+    /// The ceiling of ``adaptiveConnections`` that Haul's front ends give a download that names no count (`haul get`
+    /// without `-x`, the daemon's `addUri` without `split`): ``connections`` is set to it.
+    public static let automaticConnectionCeiling = 16
+
     public init(
         checksum: Checksum? = nil,
         headers: [HTTPHeaderField] = [],

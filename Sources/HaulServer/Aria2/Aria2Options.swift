@@ -31,14 +31,11 @@ enum Aria2Options {
         return value
     }
 
-    /// The most connections a download opens when a client names no count (`-x auto`'s ceiling, as `haul get`).
-    static let automaticConnections = 16
-
     /// Sets `options`' connections from aria2's `split` and `max-connection-per-server`: the smaller of the two when
     /// either is given (aria2's rule, with 32 as the ceiling), chosen by measurement (`-x auto`) when neither is.
     static func setConnections(_ options: inout DownloadOptions, split: Int?, perServer: Int?) {
         if split == nil, perServer == nil {
-            options.connections = automaticConnections
+            options.connections = DownloadOptions.automaticConnectionCeiling
             options.adaptiveConnections = true
         } else {
             options.connections = min(split ?? perServer ?? 1, perServer ?? 32)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HaulKit
 
 /// `-x N` (1-32) or `-x auto`: a fixed number of connections per download, or one chosen by measurement.
 enum ConnectionCount: ExpressibleByArgument, Equatable, CustomStringConvertible {
@@ -7,7 +8,7 @@ enum ConnectionCount: ExpressibleByArgument, Equatable, CustomStringConvertible 
     case auto
 
     /// The most connections `-x auto` opens per download.
-    static let autoMaximum = 16
+    static let autoMaximum = DownloadOptions.automaticConnectionCeiling
 
     init?(argument: String) {
         if argument.lowercased() == "auto" {

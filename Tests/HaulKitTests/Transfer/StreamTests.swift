@@ -103,33 +103,45 @@ struct StreamTests {
     func changedIsNeverSpliced() async throws {
         for sendsValidators in [true, false] {
             let harness = try await Harness.make()
-            let size = 1024 * 1024
-            var resource = TestOrigin.Resource(size: size)
+            var resource = TestOrigin.Resource(size: 1024 * 1024)
             resource.sendsValidators = sendsValidators
-            let url = harness.origin.serve("/v.bin", resource)
-            // The first response stops after 400,000 bytes and closes 2 s later; meanwhile the file changes.
-            harness.origin.setFaults {
-                $0.stallAfter = 400_000
-                $0.stallDuration = .seconds(2)
-                $0.stallTimes = 1
-            }
-            let streaming = Task { await Self.stream(harness, url) }
-            let start = ContinuousClock.now
-            while harness.origin.bodyBytesSent(to: "/v.bin") < 400_000, start.duration(to: .now) < .seconds(20) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            harness.origin.updateResource("/v.bin") { $0.version = 1 }
-            let (bytes, result) = await streaming.value
-            #expect(throws: DownloadError.self) { try result.get() }
-            if case .failure(let error as DownloadError) = result {
-                #expect(error.code == .resourceChanged, "\(error)")
-                #expect(error.summary.contains("cannot be taken back"), "\(error)")
-            }
-            // What was delivered is a prefix of version 0 only.
-            #expect(bytes.count <= 400_000)
-            #expect(TestContent.firstMismatch(bytes, size: bytes.count) == nil)
+            let (bytes, result) = try await Self.streamChangedAfterCut(harness, "/v.bin", resource) { $0.version = 1 }
+            Self.expectNeverSpliced(bytes, result)
             await harness.shutdown()
         }
+    }
+
+    /// Streams `path`, served as `resource`, whose first response stops after 400,000 bytes and closes 2 s later;
+    /// meanwhile `change` alters the resource. Returns what the stream delivered and how it ended.
+    static func streamChangedAfterCut(
+        _ harness: Harness, _ path: String, _ resource: TestOrigin.Resource,
+        change: (inout TestOrigin.Resource) -> Void
+    ) async throws -> (bytes: [UInt8], result: Result<RemoteFile, any Error>) {
+        let url = harness.origin.serve(path, resource)
+        harness.origin.setFaults {
+            $0.stallAfter = 400_000
+            $0.stallDuration = .seconds(2)
+            $0.stallTimes = 1
+        }
+        let streaming = Task { await Self.stream(harness, url) }
+        let start = ContinuousClock.now
+        while harness.origin.bodyBytesSent(to: path) < 400_000, start.duration(to: .now) < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        harness.origin.updateResource(path, change)
+        return await streaming.value
+    }
+
+    /// The stream ended with `resourceChanged`, saying the bytes cannot be taken back, and what it delivered is a
+    /// prefix of the first version only.
+    static func expectNeverSpliced(_ bytes: [UInt8], _ result: Result<RemoteFile, any Error>) {
+        #expect(throws: DownloadError.self) { try result.get() }
+        if case .failure(let error as DownloadError) = result {
+            #expect(error.code == .resourceChanged, "\(error)")
+            #expect(error.summary.contains("cannot be taken back"), "\(error)")
+        }
+        #expect(bytes.count <= 400_000)
+        #expect(TestContent.firstMismatch(bytes, size: bytes.count) == nil)
     }
 
     @Test("a checksum is checked as the bytes pass; an error the consumer throws stops the stream unchanged")
