@@ -1,5 +1,6 @@
 import Foundation
 import HaulKit
+import NIOCore
 import PostgresNIO
 
 /// Leases: which worker runs which download, and how many of its host's connections it holds.
@@ -143,24 +144,33 @@ extension PostgresDownloadStore {
         }
     }
 
-    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost.
-    func renewLeases() async {
+    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost. A future of the leases'
+    /// connection, not an `async` call: the heartbeat runs it on an event loop, off the cooperative pool. Not in the
+    /// leases' turn: the statement is one on its own (the connection queues it behind a claim's), and no transaction
+    /// runs on that connection.
+    func renewLeases() -> EventLoopFuture<Void> {
         let mine = held.withLock { $0 }
-        guard !mine.isEmpty else { return }
-        guard
-            let rows = try? await run(
-                """
-                UPDATE \(Self.table) SET leaseExpires = now() + \(interval)
-                WHERE leaseOwner = $1 RETURNING id
-                """, [.text(owner)], on: leases
-            ).rows
-        else { return }  // The database is unreachable: the leases run out, and the next renewal tells.
-        let renewed = Set(
-            rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map(DownloadID.init(rawValue:)))
-        let gone = mine.subtracting(renewed)
-        guard !gone.isEmpty else { return }
-        held.withLock { $0.subtract(gone) }
-        lost.withLock { $0.formUnion(gone) }
-        logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
+        let connection = leases.connection
+        guard !mine.isEmpty else { return connection.eventLoop.makeSucceededVoidFuture() }
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(owner)
+        sent.add(1, ordering: .relaxed)
+        let query = PostgresQuery(
+            unsafeSQL: "UPDATE \(Self.table) SET leaseExpires = now() + \(interval) WHERE leaseOwner = $1 RETURNING id",
+            binds: bindings)
+        return connection.query(query, logger: logger).map { [self] result in
+            let renewed = Set(
+                result.rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }
+                    .map(DownloadID.init(rawValue:)))
+            // Only the ones still held: a download released meanwhile (its completion gave the lease up) is not lost.
+            let gone = held.withLock { held in
+                let gone = mine.subtracting(renewed).intersection(held)
+                held.subtract(gone)
+                return gone
+            }
+            guard !gone.isEmpty else { return }
+            lost.withLock { $0.formUnion(gone) }
+            logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
+        }.recover { _ in }  // The database is unreachable: the leases run out, and the next renewal tells.
     }
 }

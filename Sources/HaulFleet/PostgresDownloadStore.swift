@@ -51,11 +51,13 @@ final class PostgresDownloadStore: DownloadStore {
     let lost = Mutex<Set<DownloadID>>([])
     /// The downloads this worker holds a lease on.
     let held = Mutex<Set<DownloadID>>([])
-    /// The heartbeat: a task that renews the leases every third of ``leaseTimeout`` (its round trip awaited on
-    /// the leases' connection of its own, so it waits behind no write). Cancelled to stop it.
-    let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The heartbeat: renews the leases every third of ``leaseTimeout``, as a repeated task of an event loop (the
+    /// round trip goes out on the leases' connection of its own, so it waits behind no write). Not a Swift task: a
+    /// lease must not lapse because the cooperative pool is busy with the process's other work, and nothing in it
+    /// blocks a thread. Cancelled to stop it.
+    let heartbeat = Mutex<RepeatedTask?>(nil)
     /// Statements sent so far: each is a round trip, which is what a shared queue's writes cost.
-    private let sent = Atomic<Int>(0)
+    let sent = Atomic<Int>(0)
     /// Builds the batched `INSERT`s and `UPDATE`s.
     private let writer: PostgresBatchedWrite
 
@@ -98,14 +100,16 @@ final class PostgresDownloadStore: DownloadStore {
         } catch {
             throw .sharedDatabase(location, reason: "cannot listen for changes: \(Self.describe(error))")
         }
-        let interval = leaseTimeout / 3
+        let interval = TimeAmount.nanoseconds(Int64((leaseTimeout / 3).inSeconds * 1_000_000_000))
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
         heartbeat.withLock {
-            $0 = Task { [weak self] in
-                // Holds the store only while it renews: a released store ends the task at its next wake-up.
-                while (try? await Task.sleep(for: interval)) != nil {
-                    guard let store = self else { return }
-                    await store.renewLeases()
+            $0 = loop.scheduleRepeatedAsyncTask(initialDelay: interval, delay: interval) { [weak self] repeated in
+                // Holds the store only while it renews: a released store ends the task at its next run.
+                guard let store = self else {
+                    repeated.cancel()
+                    return loop.makeSucceededVoidFuture()
                 }
+                return store.renewLeases().hop(to: loop)
             }
         }
     }
