@@ -9,7 +9,11 @@ import Testing
 /// The fleet's store awaits PostgreSQL instead of blocking a thread: with two workers on a PostgreSQL made slow, the
 /// cooperative pool (two threads on a two-core machine) still runs everything else on time.
 ///
-/// It measures the pool, which the other tests running beside it in the same process keep busy: it runs only with
+/// The tasks run on the HTTP client's two event loops (``TaskPlacement/runTasksOnEventLoops()``, as `haul run` and
+/// `haul get` do): a fixed pool of two threads, so a store call that blocked one would stall everything on it (on
+/// Linux, Dispatch's threads for Swift's own pool grow when some block, which would hide it).
+///
+/// It takes the process's executor and measures it, which the other tests beside it would disturb: it runs only with
 /// `HAUL_ISOLATED=1`, in a test process of its own (`.ci/run` runs it so after the suite).
 @Suite(
     "The shared queue does not block the cooperative pool",
@@ -23,6 +27,7 @@ struct PostgresResponsivenessTests {
 
     @Test("two workers, every update 1 s slow (pg_sleep in a trigger): a task every 10 ms keeps its period")
     func poolStaysResponsive() async throws {
+        #expect(await TaskPlacement.runTasksOnEventLoops(), "the tasks run on the two event loops from here on")
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
         let origin = try await TestOrigin.start()
