@@ -16,8 +16,10 @@ import Testing
     .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"),
     .enabled(
         if: ProcessInfo.processInfo.environment["HAUL_ISOLATED"] == "1",
-        "measures the cooperative pool, so it runs alone: HAUL_ISOLATED=1 swift test --skip-build --filter "
-            + "PostgresResponsivenessTests (.ci/run does)"))
+        """
+        measures the cooperative pool, so it runs alone: HAUL_ISOLATED=1 swift test --skip-build --filter \
+        PostgresResponsivenessTests (.ci/run does)
+        """))
 struct PostgresResponsivenessTests {
     /// How long PostgreSQL takes for each row a statement updates (a trigger sleeps).
     static let slowness = 1.0
