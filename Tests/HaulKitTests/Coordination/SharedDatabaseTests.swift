@@ -101,7 +101,8 @@ struct SharedDatabaseTests {
         try await runner.waitForState(id, .paused, timeout: .seconds(10))
         try await Task.sleep(for: tick + .milliseconds(500))
         #expect(
-            try await Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
+            try await Self.storedState(id, of: runner) == .paused,
+            "the pending running mark did not overwrite the pause")
 
         try await runner.manager.resume(id)
         try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }

@@ -35,7 +35,8 @@ struct DownloadStoreContractTests {
         try await store.delete([2, 5, 77])
         #expect(try await store.fetchAll().map(\.id) == [1, 3, 4])
         #expect(try await store.insert([]).isEmpty)
-        #expect(try await store.insert([Cases.queued("http://a/h")]).first?.id == 6, "a deleted id is never given again")
+        #expect(
+            try await store.insert([Cases.queued("http://a/h")]).first?.id == 6, "a deleted id is never given again")
     }
 
     @Test(

@@ -224,7 +224,8 @@ struct PostgresStoreTests {
         // A download recorded otherwise keeps its lease until released.
         let other = try #require(try await a.insert([DownloadStoreTests.queued("http://other/1")]).first)
         #expect(
-            await a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
+            await a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1))
+                == .granted(connections: 1))
         try await a.saveLifecycle([other.with(state: .failed)])
         #expect(try await b.claimHolders()[other.downloadID] == "a")
         await a.release(other.downloadID)

@@ -159,20 +159,21 @@ extension PostgresDownloadStore {
             """
         ),
         (
-            // The update trigger names every column but the id, from ``DownloadColumn`` (a migration that adds a
-            // column recreates it the same way, so no column is left out of the notifications).
+            // The update trigger names every column but the id, from ``DownloadColumn``. A migration that adds a
+            // column may recreate it the same way; if it does not, the repair at every open does
+            // (``repairUpdateTrigger(on:_:)``).
             "v6: owners and fingerprints",
             """
             ALTER TABLE \(table) ADD COLUMN owner TEXT, ADD COLUMN fileSize BIGINT, ADD COLUMN fileModified BIGINT,
                 ADD COLUMN fileIdentity TEXT, ADD COLUMN sha256 TEXT;
-            \(updateTrigger(through: .sha256))
+            \(updateTrigger(on: triggerColumns(through: .sha256)))
             """
         ),
         (
             "v7: what a completed file was verified against",
             """
             ALTER TABLE \(table) ADD COLUMN verification TEXT;
-            \(updateTrigger(through: .verification))
+            \(updateTrigger(on: triggerColumns(through: .verification)))
             """
         ),
         (
@@ -184,21 +185,16 @@ extension PostgresDownloadStore {
         ("v9: hosts' request schedules and backoff, shared by the fleet", hostBudgetMigration),
     ]
 
-    /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``
-    /// but the id, through `last`: those a migration's table has; a claim, renewal or release alone changes only the
-    /// lease columns and is not announced).
-    private static func updateTrigger(through last: DownloadColumn) -> String {
+    /// The columns of the update trigger at a migration that added `last`: those of ``DownloadColumn`` but the id,
+    /// through `last` (those that migration's table has).
+    private static func triggerColumns(through last: DownloadColumn) -> [String] {
         let all = DownloadColumn.allCases
-        let columns = all[...all.firstIndex(of: last)!].filter { $0 != .id }.map(\.rawValue).joined(separator: ", ")
-        return """
-            DROP TRIGGER \(table)_updated ON \(table);
-            CREATE TRIGGER \(table)_updated AFTER UPDATE OF \(columns)
-                ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
-            """
+        return all[...all.firstIndex(of: last)!].filter { $0 != .id }.map(\.rawValue)
     }
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
-    /// has ``DownloadColumn``'s columns, in order, with their types.
+    /// has ``DownloadColumn``'s columns, in order, with their types, and that the update trigger names them all but the
+    /// id (recreating it if not), in the same transaction.
     func migrate() async throws(DownloadError) {
         try await transaction { send throws(DownloadError) in
             _ = try await send("SELECT pg_advisory_xact_lock(7212345)", [])
@@ -245,6 +241,7 @@ extension PostgresDownloadStore {
                     reason: "its \(Self.table) table has the columns [\(found.joined(separator: ", "))], not the "
                         + "expected [\(expected.joined(separator: ", "))]; use the haul that made it")
             }
+            try await repairUpdateTrigger(send)
         }
     }
 
@@ -258,7 +255,7 @@ extension PostgresDownloadStore {
     }
 
     /// The statements of a migration, split at `;` outside `$$` bodies.
-    private static func statements(_ sql: String) -> [String] {
+    static func statements(_ sql: String) -> [String] {
         var statements: [String] = []
         var current = ""
         var inBody = false
