@@ -173,6 +173,13 @@ extension DownloadManager {
             let done = connectionsDone
             connectionsDone = []
             await store.connectionsDone(done)
+            // Their hosts' connections are free now: downloads held back for a host found busy meanwhile (a claim
+            // that counted these connections still taken) ask again at once rather than at the next tick.
+            let freed = Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) })
+            if !busyHosts.isDisjoint(with: freed) {
+                busyHosts.subtract(freed)
+                lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+            }
             await schedule()
         }
     }
