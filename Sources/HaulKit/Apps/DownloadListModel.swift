@@ -91,7 +91,11 @@ public final class DownloadListModel {
     ) async -> DownloadID? {
         do {
             let id = try await manager.add(url, to: destination, options: options)
-            if positions[id] == nil, let snapshot = await manager.snapshot(id) { upsert(snapshot) }
+            // Looked at again after the await: ``run()`` may have taken the row in meanwhile (its load or the
+            // `added` event) and followed it further, and this snapshot must not take it back to an older state.
+            if positions[id] == nil, let snapshot = await manager.snapshot(id), positions[id] == nil {
+                upsert(snapshot)
+            }
             return id
         } catch {
             lastError = error
