@@ -23,7 +23,9 @@ bench_setup
 bench_random_files small "$COUNT" "$KIB"
 LIST="$BENCH_DIR/fleet-list.txt"
 bench_file_list small "$COUNT" "$LIST" >/dev/null
-OUT=${FLEET_OUT:-$BENCH_DIR/fleet}
+# On a fresh journaled file system (bench_scratch): each case deletes the last one's thousands of files, and this
+# machine's journal-less root file system then slows every file created for a while (see bench_scratch).
+OUT=${FLEET_OUT:-$(bench_scratch "$BENCH_DIR/fleet")/fleet}
 CSV=$(bench_csv fleet)
 
 bench_postgres "$BENCH_DIR/postgres" $((BENCH_PORT + 7)) max_connections=200
