@@ -30,7 +30,7 @@ extension PostgresDownloadStore {
     ) async throws(DownloadError) -> T {
         var attempt = 1
         while true {
-            await lane.calls.take()
+            if lane.takesTurns { await lane.calls.take() }
             var conflicted = false
             let result: Result<T, DownloadError>
             do throws(DownloadError) {
@@ -38,7 +38,7 @@ extension PostgresDownloadStore {
             } catch {
                 result = .failure(error)
             }
-            lane.calls.give()
+            if lane.takesTurns { lane.calls.give() }
             switch result {
             case .success(let value):
                 return value

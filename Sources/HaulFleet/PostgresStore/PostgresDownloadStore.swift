@@ -81,9 +81,9 @@ final class PostgresDownloadStore: DownloadStore {
                 throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
             }
         }
-        data = Lane(try await connect(1))
-        leases = Lane(try await connect(3))
-        hosts = Lane(try await connect(4))
+        data = Lane(try await connect(1), takesTurns: true)
+        leases = Lane(try await connect(3), takesTurns: false)
+        hosts = Lane(try await connect(4), takesTurns: false)
         listener = try await connect(2)
         try await migrate()
         // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
