@@ -432,7 +432,8 @@ final class SQLiteDownloadStore: DownloadStore {
         // record's `updatedAt` is stamped when the job finishes, and committed later by its finishing group).
         _ = viewToken
         let state = try? await read { db in
-            try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT state FROM download WHERE id = ?"), arguments: [id.rawValue])
         }
         guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
             releaseLock(id)
