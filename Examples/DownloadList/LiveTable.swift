@@ -2,9 +2,9 @@ import Foundation
 import HaulKit
 import Observation
 
-/// Draws a ``DownloadListModel``'s rows as a table, again whenever Observation says they changed (at most four times
-/// a second). On a terminal the table is redrawn in place; otherwise a line is printed for each change of state,
-/// and the table once at the end.
+/// Draws a ``DownloadListModel``'s rows as a table, again whenever Observation says they changed. On a terminal the
+/// table is redrawn in place, at most four times a second; otherwise a line is printed for each change of state as
+/// it happens (a process killed a moment later has said it), and the table once at the end.
 @MainActor
 final class LiveTable {
     let model: DownloadListModel
@@ -29,8 +29,9 @@ final class LiveTable {
         withObservationTracking {
             draw(final: false)
         } onChange: { [weak self] in
+            // Called before the change is made: drawn from a task, which runs once it is.
             Task { @MainActor in
-                try? await Task.sleep(for: .milliseconds(250))
+                if self?.inPlace == true { try? await Task.sleep(for: .milliseconds(250)) }
                 self?.watch()
             }
         }
