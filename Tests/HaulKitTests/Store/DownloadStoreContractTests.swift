@@ -111,4 +111,22 @@ struct DownloadStoreContractTests {
         #expect(mine.claim(2, share: share) == .granted(connections: 2))
         try mine.probe()
     }
+
+    @Test(
+        "asked whether a download it holds is claimed elsewhere, a store answers no and keeps its claim",
+        arguments: StoreKind.allCases)
+    func ownClaimSurvivesTheQuestion(kind: StoreKind) throws {
+        let directory = TemporaryDirectory()
+        let mine = try kind.make(directory)
+        let other = try kind.another(mine, in: directory)
+        _ = try mine.insert([Cases.queued("http://a/1")])
+        let share = HostShare(host: "a", wanted: 1, limit: 8)
+        #expect(mine.claim(1, share: share) == .granted(connections: 1))
+        // The manager asks so for the downloads added again (`haul add` of a URL it is running).
+        #expect(mine.claimedElsewhere([1]) == [])
+        #expect(other.claim(1, share: share) == .refused, "still held: no second process may run it")
+        #expect(other.claimedElsewhere([1]) == [1])
+        mine.release(1)
+        #expect(other.claim(1, share: share) == .granted(connections: 1))
+    }
 }
