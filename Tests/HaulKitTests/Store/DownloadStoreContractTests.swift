@@ -86,11 +86,12 @@ struct DownloadStoreContractTests {
         "claims: refused while another handle holds one or when it is no longer queued or running; they end with it",
         arguments: StoreKind.allCases)
     func claims(kind: StoreKind) async throws {
-        let directory = TemporaryDirectory()
-        let mine = try kind.make(directory)
-        var other: (any DownloadStore)? = try kind.another(mine, in: directory)
+        var handles = try await Self.twoHandles(kind, queued: 3)
+        let mine = handles.mine
+        var other = handles.other
+        handles.other = nil  // The only reference is `other`: set to nil below, the handle goes away.
         let share = HostShare(host: "a", wanted: 4, limit: 2)
-        var added = try await mine.insert((1...3).map { Cases.queued("http://a/\($0)") })
+        var added = handles.added
         added[2].state = .paused
         try await mine.saveLifecycle([added[2]])
         #expect(await mine.claim(1, share: share) == .granted(connections: 2), "at most the host's limit")
@@ -111,5 +112,36 @@ struct DownloadStoreContractTests {
         #expect(await mine.claimedElsewhere([2]) == [])
         #expect(await mine.claim(2, share: share) == .granted(connections: 2))
         try await mine.probe()
+    }
+
+    @Test(
+        "asked whether a download it holds is claimed elsewhere, a store answers no and keeps its claim",
+        arguments: StoreKind.allCases)
+    func ownClaimSurvivesTheQuestion(kind: StoreKind) async throws {
+        let handles = try await Self.twoHandles(kind, queued: 1)
+        let mine = handles.mine
+        let other = try #require(handles.other)
+        let share = HostShare(host: "a", wanted: 1, limit: 8)
+        #expect(await mine.claim(1, share: share) == .granted(connections: 1))
+        // The manager asks so for the downloads added again (`haul add` of a URL it is running).
+        #expect(await mine.claimedElsewhere([1]) == [])
+        #expect(await other.claim(1, share: share) == .refused, "still held: no second process may run it")
+        #expect(await other.claimedElsewhere([1]) == [1])
+        await mine.release(1)
+        #expect(await other.claim(1, share: share) == .granted(connections: 1))
+    }
+
+    /// A store in a new directory with `count` queued downloads (ids 1…count), and a second handle on the same
+    /// records, as another process has.
+    private static func twoHandles(
+        _ kind: StoreKind, queued count: Int
+    ) async throws -> (
+        directory: TemporaryDirectory, mine: any DownloadStore, other: (any DownloadStore)?, added: [DownloadRecord]
+    ) {
+        let directory = TemporaryDirectory()
+        let mine = try kind.make(directory)
+        let other = try kind.another(mine, in: directory)
+        let added = try await mine.insert((1...count).map { Cases.queued("http://a/\($0)") })
+        return (directory, mine, other, added)
     }
 }
