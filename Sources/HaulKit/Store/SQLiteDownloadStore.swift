@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import Synchronization
 
 /// The embedded ``DownloadStore``: one SQLite file in WAL mode, shared safely by several processes (`haul list`
 /// while `haul run` works). Each call is one transaction. Claims are byte-range locks on a file beside it
@@ -10,9 +9,6 @@ final class SQLiteDownloadStore: DownloadStore {
     let path: String
     let database: DatabasePool
     private let locks: DownloadLocks
-    /// The downloads whose lock this store holds: asked whether one of them is claimed elsewhere, it answers without
-    /// probing the lock (a probe takes and releases it, which would release its own claim).
-    private let held = Mutex<Set<DownloadID>>([])
     /// Whether updates of many records go in batched statements (`UPDATE … FROM`, SQLite 3.33 and later).
     private let batchesUpdates: Bool
 
@@ -382,13 +378,7 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// The lock is the claim; the host's limit is this process's own (its HTTP connection pool holds it).
     func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        // Held already: taken again.
-        let taken = held.withLock { held in
-            guard held.contains(id) || locks.tryLock(id) else { return false }
-            held.insert(id)
-            return true
-        }
-        guard taken else { return .refused }
+        guard locks.tryLock(id) else { return .refused }
         let granted = ClaimOutcome.granted(connections: max(1, min(share.wanted, share.limit)))
         // Nobody else committed since the caller's view was complete: its `queued` is the store's.
         if let viewToken, (try? changeToken()) == viewToken { return granted }
@@ -397,7 +387,7 @@ final class SQLiteDownloadStore: DownloadStore {
             try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
         }
         guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
-            release(id)
+            locks.unlock(id)
             return .refused
         }
         return granted
@@ -405,16 +395,10 @@ final class SQLiteDownloadStore: DownloadStore {
 
     func widenClaim(_ id: DownloadID, share: HostShare) -> Int { max(1, min(share.wanted, share.limit)) }
 
-    func release(_ id: DownloadID) {
-        held.withLock { held in
-            if held.remove(id) != nil { locks.unlock(id) }
-        }
-    }
+    func release(_ id: DownloadID) { locks.unlock(id) }
 
-    /// A download this store holds is not claimed elsewhere.
-    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
-        held.withLock { held in Set(ids.filter { !held.contains($0) && locks.isHeldElsewhere($0) }) }
-    }
+    /// A download this store holds is not claimed elsewhere (``DownloadLocks`` knows its own).
+    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> { Set(ids.filter(locks.isHeldElsewhere)) }
 
     /// None: a lock is held until its owner releases it or dies.
     func lostClaims() -> Set<DownloadID> { [] }
