@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Synchronization
 
 /// The embedded store's ``EventOutbox``: the `event_outbox` table of the state database, filled by temporary
 /// triggers on the writer's connection (so only a process with hooks or webhooks pays for them, and each records the
@@ -12,9 +11,8 @@ import Synchronization
 final class SQLiteEventOutbox: EventOutbox {
     private let database: DatabasePool
     private let path: String
+    /// One lock per target (``lockID(_:)``): the targets whose lock this process holds are its to deliver.
     private let locks: DownloadLocks
-    /// The targets whose lock this process holds.
-    private let held = Mutex<Set<String>>([])
 
     /// The table (migration v8).
     static let tableDefinition = """
@@ -117,12 +115,7 @@ final class SQLiteEventOutbox: EventOutbox {
     ) async throws(DownloadError)
         -> [OutboxEvent]
     {
-        let mine = held.withLock { held in
-            for target in targets where !held.contains(target) {
-                if locks.tryLock(Self.lockID(target)) { held.insert(target) }
-            }
-            return targets.filter { held.contains($0) }
-        }
+        let mine = targets.filter { locks.tryLock(Self.lockID($0)) }
         guard !mine.isEmpty, limit > 0 else { return [] }
         let marks = mine.map { _ in "?" }.joined(separator: ", ")
         let skipped = excluding.isEmpty ? "" : "AND seq NOT IN (\(excluding.map(String.init).joined(separator: ", ")))"
@@ -194,10 +187,7 @@ final class SQLiteEventOutbox: EventOutbox {
     }
 
     func close() async {
-        held.withLock { held in
-            for target in held { locks.unlock(Self.lockID(target)) }
-            held.removeAll()
-        }
+        locks.unlockAll()
     }
 
     private func write(_ body: @escaping @Sendable (Database) throws -> Void) async throws(DownloadError) {

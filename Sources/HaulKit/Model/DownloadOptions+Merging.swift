@@ -1,8 +1,8 @@
 extension DownloadOptions {
     /// These options with `newer`'s where they speak: each of `newer`'s values that is not the default replaces
-    /// this one (a new checksum, new headers, another connection count (both of its fields, as one setting), a speed limit, mirrors, a policy for an existing
-    /// file); a default leaves this value as it is. Headers are replaced by name: a new `Authorization` replaces the
-    /// old one, which is never sent again, and the others stay.
+    /// this one (a new checksum, new headers, another connection count (both of its fields, as one setting), a speed
+    /// limit, mirrors, a policy for an existing file); a default leaves this value as it is. Headers are replaced by
+    /// name: a new `Authorization` replaces the old one, which is never sent again, and the others stay.
     func merging(_ newer: DownloadOptions) -> DownloadOptions {
         let defaults = DownloadOptions()
         var merged = self

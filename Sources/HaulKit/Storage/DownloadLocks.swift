@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,9 +12,14 @@ import Darwin
 /// kernel releases them when their owner dies, so a lock held means a live owner. On Linux they are
 /// open-file-description locks, which also keep apart two managers in one process; elsewhere they are POSIX
 /// record locks, which keep apart processes.
+///
+/// It knows which locks it holds: taking one again succeeds, and asking whether one of them is held elsewhere
+/// answers no without probing it (a probe takes and releases the lock, which would release the owner's own).
 final class DownloadLocks: Sendable {
     let path: String
     private let descriptor: Int32
+    /// The locks taken through this object and not released; every change of a lock happens under it.
+    private let held = Mutex<Set<DownloadID>>([])
 
     /// Opens (creating if needed) the lock file at `path`.
     init(path: String) throws(DownloadError) {
@@ -24,21 +31,37 @@ final class DownloadLocks: Sendable {
 
     deinit { _ = systemClose(descriptor) }
 
-    /// Takes the lock of `id` without waiting; false if another owner holds it.
+    /// Takes the lock of `id` without waiting (again, if this owner holds it); false if another owner holds it.
     func tryLock(_ id: DownloadID) -> Bool {
-        FileLock.tryLock(descriptor, start: id.rawValue, length: 1)
+        held.withLock { held in
+            guard held.contains(id) || FileLock.tryLock(descriptor, start: id.rawValue, length: 1) else { return false }
+            held.insert(id)
+            return true
+        }
     }
 
-    /// Releases the lock of `id`.
+    /// Releases the lock of `id`, if this owner holds it.
     func unlock(_ id: DownloadID) {
-        FileLock.unlock(descriptor, start: id.rawValue, length: 1)
+        held.withLock { held in
+            if held.remove(id) != nil { FileLock.unlock(descriptor, start: id.rawValue, length: 1) }
+        }
     }
 
-    /// True if another owner holds the lock of `id` (it is running that download). Call only for downloads this
-    /// owner does not hold.
+    /// Releases every lock this owner holds.
+    func unlockAll() {
+        held.withLock { held in
+            for id in held { FileLock.unlock(descriptor, start: id.rawValue, length: 1) }
+            held.removeAll()
+        }
+    }
+
+    /// True if another owner holds the lock of `id` (it is running that download); false for one this owner holds.
     func isHeldElsewhere(_ id: DownloadID) -> Bool {
-        guard tryLock(id) else { return true }
-        unlock(id)
-        return false
+        held.withLock { held in
+            guard !held.contains(id) else { return false }
+            guard FileLock.tryLock(descriptor, start: id.rawValue, length: 1) else { return true }
+            FileLock.unlock(descriptor, start: id.rawValue, length: 1)
+            return false
+        }
     }
 }

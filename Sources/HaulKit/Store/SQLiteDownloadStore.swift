@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import Synchronization
 
 /// The embedded ``DownloadStore``: one SQLite file in WAL mode, shared safely by several processes (`haul list`
 /// while `haul run` works). Each call is one transaction. Claims are byte-range locks on a file beside it
@@ -10,11 +9,6 @@ final class SQLiteDownloadStore: DownloadStore {
     let path: String
     let database: DatabasePool
     private let locks: DownloadLocks
-    /// The downloads whose lock this store holds, and the turn every use of the locks takes. The store's calls run
-    /// at once on several threads (they are awaited, not run in the manager's turn), and a probe
-    /// (``claimedElsewhere(_:)``: take the lock, release it) must never release a lock that a claim of the same
-    /// download took meanwhile, nor report this store's own lock as another owner's.
-    private let held = Mutex<Set<DownloadID>>([])
     /// Whether updates of many records go in batched statements (`UPDATE … FROM`, SQLite 3.33 and later).
     private let batchesUpdates: Bool
 
@@ -420,12 +414,7 @@ final class SQLiteDownloadStore: DownloadStore {
     /// The lock is the claim; the host's limit is this process's own (its HTTP connection pool holds it).
     func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
         // A byte-range lock taken without waiting (`F_SETLK`): no I/O to wait for. Held already: taken again.
-        let taken = held.withLock { held in
-            guard held.contains(id) || locks.tryLock(id) else { return false }
-            held.insert(id)
-            return true
-        }
-        guard taken else { return .refused }
+        guard locks.tryLock(id) else { return .refused }
         let granted = ClaimOutcome.granted(connections: max(1, min(share.wanted, share.limit)))
         // Under the lock, no other process can start it; one may have finished it just before. Always read: the
         // caller's view (`viewToken`) can lack another process's completion even when no commit followed it (the
@@ -436,7 +425,7 @@ final class SQLiteDownloadStore: DownloadStore {
                 db.cachedStatement(sql: "SELECT state FROM download WHERE id = ?"), arguments: [id.rawValue])
         }
         guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
-            releaseLock(id)
+            locks.unlock(id)
             return .refused
         }
         return granted
@@ -444,18 +433,10 @@ final class SQLiteDownloadStore: DownloadStore {
 
     func widenClaim(_ id: DownloadID, share: HostShare) async -> Int { max(1, min(share.wanted, share.limit)) }
 
-    func release(_ id: DownloadID) async { releaseLock(id) }
+    func release(_ id: DownloadID) async { locks.unlock(id) }
 
-    private func releaseLock(_ id: DownloadID) {
-        held.withLock { held in
-            if held.remove(id) != nil { locks.unlock(id) }
-        }
-    }
-
-    /// A download this store holds is not held elsewhere (and its lock is not probed: the probe would release it).
-    func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
-        held.withLock { held in Set(ids.filter { !held.contains($0) && locks.isHeldElsewhere($0) }) }
-    }
+    /// A download this store holds is not claimed elsewhere (``DownloadLocks`` knows its own).
+    func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> { Set(ids.filter(locks.isHeldElsewhere)) }
 
     /// None: a lock is held until its owner releases it or dies.
     func lostClaims() async -> Set<DownloadID> { [] }
