@@ -12,7 +12,7 @@ final class AsyncTurn: Sendable {
     private let state = Mutex(State())
 
     /// Returns once the caller holds the turn; ``give()`` hands it on.
-    func take() async {
+    nonisolated(nonsending) func take() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 guard state.taken else {

@@ -15,7 +15,7 @@ extension PostgresDownloadStore {
     /// the function `haul_download_take_shares` (migration v5) locks the row, then the host (an advisory lock, so two
     /// workers never both take the last connection), then counts the host's connections in a statement of its own
     /// (a fresh snapshot, so it sees every claim committed before the lock was taken).
-    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
+    nonisolated(nonsending) func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
         await claim([(id, share)], viewToken: viewToken)[0]
     }
 
@@ -23,7 +23,9 @@ extension PostgresDownloadStore {
 
     /// One round trip for all: `haul_download_take_shares` (migration v5) takes them in order, counting each host's
     /// live connections once (under its advisory lock, as a single claim does) and adding what it grants.
-    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) async -> [ClaimOutcome] {
+    nonisolated(nonsending) func claim(
+        _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
+    ) async -> [ClaimOutcome] {
         guard !requests.isEmpty else { return [] }
         var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
         // Four arrays, one element per download each: ids, hosts, connections wanted, limits.
@@ -63,7 +65,7 @@ extension PostgresDownloadStore {
 
     /// `haul_download_take_share` (migration v3) for a download this worker holds: as many of `share.wanted` connections
     /// as the host has left, never fewer than its lease has; 1 when the database cannot be reached.
-    func widenClaim(_ id: DownloadID, share: HostShare) async -> Int {
+    nonisolated(nonsending) func widenClaim(_ id: DownloadID, share: HostShare) async -> Int {
         let rows = try? await run(
             "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, false)",
             [
@@ -77,7 +79,7 @@ extension PostgresDownloadStore {
 
     /// One statement for all (a lease's column alone: nobody is notified), on the data connection, so it never
     /// takes the rows' locks in another order than a group's write running at the same time.
-    func connectionsDone(_ ids: [DownloadID]) async {
+    nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async {
         guard !ids.isEmpty else { return }
         for chunk in Self.idChunks(ids) {
             _ = try? await run(
@@ -89,7 +91,7 @@ extension PostgresDownloadStore {
     }
 
     /// No round trip for a download this worker does not hold (its completion gave the lease up already).
-    func release(_ id: DownloadID) async {
+    nonisolated(nonsending) func release(_ id: DownloadID) async {
         guard held.withLock({ $0.remove(id) }) != nil else { return }
         _ = try? await run(
             """
@@ -98,7 +100,7 @@ extension PostgresDownloadStore {
             """, [.integer(id.rawValue), .text(owner)], on: leases)
     }
 
-    func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
+    nonisolated(nonsending) func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
         var claimed: Set<DownloadID> = []
         for chunk in Self.idChunks(ids) {
             let rows = try? await run(
@@ -117,7 +119,7 @@ extension PostgresDownloadStore {
         return claimed
     }
 
-    func claimHolders() async throws(DownloadError) -> [DownloadID: String] {
+    nonisolated(nonsending) func claimHolders() async throws(DownloadError) -> [DownloadID: String] {
         var holders: [DownloadID: String] = [:]
         for row in try await run(
             "SELECT id, leaseOwner FROM \(Self.table) WHERE leaseOwner IS NOT NULL AND leaseExpires >= now()"
@@ -137,7 +139,7 @@ extension PostgresDownloadStore {
     }
 
     /// The downloads whose lease this worker lost (it ran out and another worker took it), since the last call.
-    func lostClaims() async -> Set<DownloadID> {
+    nonisolated(nonsending) func lostClaims() async -> Set<DownloadID> {
         lost.withLock { lost in
             defer { lost = [] }
             return lost

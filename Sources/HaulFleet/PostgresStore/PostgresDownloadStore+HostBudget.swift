@@ -10,7 +10,7 @@ import PostgresNIO
 extension PostgresDownloadStore: SharedHostBudget {
     var sharedHostBudget: (any SharedHostBudget)? { self }
 
-    func reserveRequest(
+    nonisolated(nonsending) func reserveRequest(
         host: String, gap: Duration?, maxConnections: Int
     ) async -> (
         wait: Duration, connectionCap: Int?, limited: Bool
@@ -28,21 +28,21 @@ extension PostgresDownloadStore: SharedHostBudget {
         return (.microseconds(max(0, wait)), cap.map(Int.init), (try? cells[2].decode(Bool.self)) ?? true)
     }
 
-    func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
+    nonisolated(nonsending) func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = try? await run(
             "SELECT haul_host_throttled($1, $2, $3, $4)",
             [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: hosts)
     }
 
-    func recordPolicy(host: String, rate: Double?, hold: Duration?) async {
+    nonisolated(nonsending) func recordPolicy(host: String, rate: Double?, hold: Duration?) async {
         let millirate = rate.map { Int64($0 * 1000) }
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = try? await run(
             "SELECT haul_host_learned($1, $2, $3)", [.text(host), StoredValue(millirate), .integer(micros)], on: hosts)
     }
 
-    func hostStatuses() async throws(DownloadError) -> [HostStatus] {
+    nonisolated(nonsending) func hostStatuses() async throws(DownloadError) -> [HostStatus] {
         let rows = try await run(
             """
             SELECT host, requests, policy_rate, backoff_rate, connection_cap,

@@ -7,7 +7,7 @@ extension PostgresDownloadStore {
     /// takes (`ROW EXCLUSIVE`, refused in a read-only transaction or on a standby) and rolls back. A connection that
     /// was closed (the server stopped, or restarted) is opened again first, so the worker's reads and writes work
     /// again once the server is back.
-    package func probe() async throws(DownloadError) {
+    package nonisolated(nonsending) func probe() async throws(DownloadError) {
         for lane in [data, leases] where lane.connection.isClosed {
             do {
                 let fresh = try await PostgresConnection.connect(

@@ -8,7 +8,7 @@ extension PostgresDownloadStore {
     /// Runs `sql` with `binds` ($1, $2, …) on `lane` (default: the data connection) and returns its rows and how many
     /// it changed.
     @discardableResult
-    func run(
+    nonisolated(nonsending) func run(
         _ sql: String, _ binds: [StoredValue] = [], on lane: Lane? = nil
     ) async throws(DownloadError)
         -> PostgresQueryResult
@@ -25,7 +25,7 @@ extension PostgresDownloadStore {
 
     /// Runs `call` holding `lane`; again (at most ``conflictAttempts`` times in all, after 10, 20, 40 ms) when it
     /// failed for a conflict with another transaction.
-    private func retryingConflicts<T>(
+    private nonisolated(nonsending) func retryingConflicts<T>(
         on lane: Lane, _ call: (_ conflict: inout Bool) async throws(DownloadError) -> T
     ) async throws(DownloadError) -> T {
         var attempt = 1
@@ -54,7 +54,7 @@ extension PostgresDownloadStore {
     }
 
     /// Runs `body` in one transaction; `body` sends its statements with `send`.
-    func transaction<T>(
+    nonisolated(nonsending) func transaction<T>(
         _ body: (_ send: Send) async throws(DownloadError) -> T
     ) async throws(DownloadError) -> T {
         let connection = data.connection
@@ -83,7 +83,9 @@ extension PostgresDownloadStore {
         let conflicted = SharedFlag()
 
         @discardableResult
-        func callAsFunction(_ sql: String, _ binds: [StoredValue]) async throws(DownloadError) -> PostgresQueryResult {
+        nonisolated(nonsending) func callAsFunction(
+            _ sql: String, _ binds: [StoredValue]
+        ) async throws(DownloadError) -> PostgresQueryResult {
             var conflict = false
             defer { if conflict { conflicted.set() } }
             return try await store.unlockedRun(sql, binds, on: connection, conflict: &conflict)
@@ -91,7 +93,7 @@ extension PostgresDownloadStore {
     }
 
     @discardableResult
-    fileprivate func unlockedRun(
+    fileprivate nonisolated(nonsending) func unlockedRun(
         _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection, conflict: inout Bool
     ) async throws(DownloadError) -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)

@@ -7,38 +7,40 @@ extension PostgresDownloadStore {
     static let select =
         "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
 
-    func records(_ sql: String, _ binds: [StoredValue] = []) async throws(DownloadError) -> [DownloadRecord] {
+    nonisolated(nonsending) func records(
+        _ sql: String, _ binds: [StoredValue] = []
+    ) async throws(DownloadError) -> [DownloadRecord] {
         var decoder = DownloadRecordDecoder()
         return try await run(sql, binds).rows.map {
             decoder.decodeOrMarkDamaged(PostgresStoredRow($0.makeRandomAccess()))
         }
     }
 
-    func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
+    nonisolated(nonsending) func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
         try await records(Self.select + " ORDER BY id")
     }
 
-    func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord? {
+    nonisolated(nonsending) func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord? {
         try await records(Self.select + " WHERE id = $1", [.integer(id.rawValue)]).first
     }
 
-    func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
+    nonisolated(nonsending) func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
         try await records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])
     }
 
-    func fetchIDs() async throws(DownloadError) -> Set<DownloadID> {
+    nonisolated(nonsending) func fetchIDs() async throws(DownloadError) -> Set<DownloadID> {
         Set(
             try await run("SELECT id FROM \(Self.table)").rows.compactMap { row in
                 (try? row.makeRandomAccess()[0].decode(Int64.self)).map(DownloadID.init(rawValue:))
             })
     }
 
-    func count() async throws(DownloadError) -> Int {
+    nonisolated(nonsending) func count() async throws(DownloadError) -> Int {
         let row = try await run("SELECT count(*) FROM \(Self.table)").rows.first
         return Int((try? row?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func changeToken() async throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
+    nonisolated(nonsending) func changeToken() async throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
 }
 
 /// A PostgreSQL row read by position, for ``DownloadRecordDecoder``.

@@ -195,7 +195,7 @@ extension PostgresDownloadStore {
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
     /// has ``DownloadColumn``'s columns, in order, with their types, and that the update trigger names them all but the
     /// id (recreating it if not), in the same transaction.
-    func migrate() async throws(DownloadError) {
+    nonisolated(nonsending) func migrate() async throws(DownloadError) {
         try await transaction { send throws(DownloadError) in
             _ = try await send("SELECT pg_advisory_xact_lock(7212345)", [])
             _ = try await send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])

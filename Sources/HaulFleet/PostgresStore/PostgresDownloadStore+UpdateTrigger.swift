@@ -26,7 +26,7 @@ extension PostgresDownloadStore {
 
     /// The columns the trigger names in the database, in lower case (PostgreSQL folds unquoted names), sorted; empty
     /// when there is no such trigger.
-    static func updateTriggerColumns(_ send: Send) async throws(DownloadError) -> [String] {
+    static nonisolated(nonsending) func updateTriggerColumns(_ send: Send) async throws(DownloadError) -> [String] {
         try await send(
             """
             SELECT a.attname::text FROM pg_trigger t
@@ -39,7 +39,7 @@ extension PostgresDownloadStore {
     /// Recreates the trigger on `columns` when it names other columns (or is missing), in `send`'s transaction (the
     /// migration's, under its lock). Returns whether it did.
     @discardableResult
-    func repairUpdateTrigger(
+    nonisolated(nonsending) func repairUpdateTrigger(
         on columns: [String] = notifiedColumns, _ send: Send
     ) async throws(DownloadError) -> Bool {
         let found = try await Self.updateTriggerColumns(send)

@@ -6,7 +6,9 @@ import PostgresNIO
 extension PostgresDownloadStore {
     /// One record: one `INSERT … RETURNING id`. More: their ids taken from the table's sequence in one query, in
     /// order, then `INSERT`s of many rows each, in one transaction.
-    func insert(_ records: consuming [DownloadRecord]) async throws(DownloadError) -> [DownloadRecord] {
+    nonisolated(nonsending) func insert(
+        _ records: consuming [DownloadRecord]
+    ) async throws(DownloadError) -> [DownloadRecord] {
         var records = records
         guard !records.isEmpty else { return [] }
         var encoder = DownloadRecordEncoder()
@@ -33,11 +35,11 @@ extension PostgresDownloadStore {
         return records
     }
 
-    func saveLifecycle(_ records: [DownloadRecord]) async throws(DownloadError) {
+    nonisolated(nonsending) func saveLifecycle(_ records: [DownloadRecord]) async throws(DownloadError) {
         try await update(PostgresBatchedWrite.updates(DownloadColumn.lifecycle, records, rule: .releasingCompleted))
     }
 
-    func recordRunning(_ records: [DownloadRecord]) async throws(DownloadError) {
+    nonisolated(nonsending) func recordRunning(_ records: [DownloadRecord]) async throws(DownloadError) {
         let now = Date()
         let started = records.map { record in
             var record = record
@@ -47,15 +49,15 @@ extension PostgresDownloadStore {
         try await update(PostgresBatchedWrite.updates([.startedAt, .updatedAt], started, rule: .startingQueued))
     }
 
-    func saveSettings(_ record: DownloadRecord) async throws(DownloadError) {
+    nonisolated(nonsending) func saveSettings(_ record: DownloadRecord) async throws(DownloadError) {
         try await update(PostgresBatchedWrite.updates(DownloadColumn.settings, [record], rule: .any))
     }
 
-    func saveTransfers(_ records: [DownloadRecord]) async throws(DownloadError) {
+    nonisolated(nonsending) func saveTransfers(_ records: [DownloadRecord]) async throws(DownloadError) {
         try await update(PostgresBatchedWrite.updates(DownloadColumn.job, records, rule: .unleasedOrOwner))
     }
 
-    func saveLifecycleAndTransfers(
+    nonisolated(nonsending) func saveLifecycleAndTransfers(
         lifecycle: [DownloadRecord], transfers: [DownloadRecord]
     ) async throws(DownloadError) {
         try await update(
@@ -66,7 +68,7 @@ extension PostgresDownloadStore {
     /// Sends `updates` so that all or none take effect: one statement when they fit in one (no `BEGIN` and
     /// `COMMIT`: a statement is atomic by itself), else a transaction. A download recorded completed has given up
     /// its lease in the same statement, so its claim needs no release of its own.
-    private func update(_ updates: [PostgresBatchedWrite.Update]) async throws(DownloadError) {
+    private nonisolated(nonsending) func update(_ updates: [PostgresBatchedWrite.Update]) async throws(DownloadError) {
         guard !updates.isEmpty else { return }
         var encoder = DownloadRecordEncoder()
         let statements = try writer.statements(updates, encoder: &encoder)
@@ -91,7 +93,7 @@ extension PostgresDownloadStore {
     }
 
     @discardableResult
-    func checkpoint(
+    nonisolated(nonsending) func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
     ) async throws(DownloadError) -> Bool {
         let plan = try StoredJSON.planText(segments)
@@ -108,11 +110,11 @@ extension PostgresDownloadStore {
         return (result.metadata.rows ?? 0) > 0
     }
 
-    func distrustUnsyncedBytes(_ id: DownloadID) async throws(DownloadError) {
+    nonisolated(nonsending) func distrustUnsyncedBytes(_ id: DownloadID) async throws(DownloadError) {
         try await run("UPDATE \(Self.table) SET bootID = NULL WHERE id = $1", [.integer(id.rawValue)])
     }
 
-    func delete(_ ids: [DownloadID]) async throws(DownloadError) {
+    nonisolated(nonsending) func delete(_ ids: [DownloadID]) async throws(DownloadError) {
         guard !ids.isEmpty else { return }
         try await transaction { send throws(DownloadError) in
             for chunk in Self.idChunks(ids) {

@@ -72,7 +72,7 @@ final class PostgresDownloadStore: DownloadStore {
         let configuration = try Self.configuration(url)
         connectionSettings = configuration
         let location = location
-        func connect(_ id: Int) async throws(DownloadError) -> PostgresConnection {
+        nonisolated(nonsending) func connect(_ id: Int) async throws(DownloadError) -> PostgresConnection {
             do {
                 return try await PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id,
@@ -123,7 +123,7 @@ final class PostgresDownloadStore: DownloadStore {
     }
 
     /// The server process of `connection`: notifications name the one whose transaction sent them.
-    private static func backendID(
+    private static nonisolated(nonsending) func backendID(
         of connection: PostgresConnection, at location: String, logger: Logger
     ) async throws(DownloadError) -> Int32 {
         let rows: [PostgresRow]

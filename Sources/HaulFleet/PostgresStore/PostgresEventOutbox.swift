@@ -93,7 +93,7 @@ final class PostgresEventOutbox: EventOutbox {
         }
     }
 
-    func dueEvents(
+    nonisolated(nonsending) func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
     ) async throws(DownloadError)
         -> [OutboxEvent]
@@ -136,11 +136,13 @@ final class PostgresEventOutbox: EventOutbox {
         }.sorted { $0.sequence < $1.sequence }
     }
 
-    func settle(_ sequence: Int64) async throws(DownloadError) {
+    nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError) {
         try await store.run("DELETE FROM \(Self.table) WHERE seq = $1", [.integer(sequence)])
     }
 
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) async throws(DownloadError) {
+    nonisolated(nonsending) func postpone(
+        _ sequence: Int64, attempts: Int, next: Date, reason: String
+    ) async throws(DownloadError) {
         try await store.run(
             """
             UPDATE \(Self.table) SET attempts = $1, nextAttempt = $2, lastError = $3, leaseOwner = NULL,
@@ -149,12 +151,12 @@ final class PostgresEventOutbox: EventOutbox {
             """, [.integer(Int64(attempts)), .date(next), .text(reason), .integer(sequence)])
     }
 
-    func depth() async throws(DownloadError) -> Int {
+    nonisolated(nonsending) func depth() async throws(DownloadError) -> Int {
         let rows = try await store.run("SELECT count(*) FROM \(Self.table)").rows
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func pending(targets: [String]) async throws(DownloadError) -> Int {
+    nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int {
         let rows = try await store.run(
             "SELECT count(*) FROM \(Self.table) WHERE target = ANY (string_to_array($1, E'\\n'))",
             [.text(targets.joined(separator: "\n"))]
@@ -162,7 +164,7 @@ final class PostgresEventOutbox: EventOutbox {
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func close() async {
+    nonisolated(nonsending) func close() async {
         _ = try? await store.run(
             "UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL WHERE leaseOwner = $1",
             [.text(store.owner)])
@@ -170,7 +172,8 @@ final class PostgresEventOutbox: EventOutbox {
 }
 
 extension PostgresDownloadStore {
-    func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox {
+    nonisolated(nonsending) func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox
+    {
         try await PostgresEventOutbox(store: self, targets: targets)
     }
 }

@@ -110,7 +110,7 @@ final class SQLiteEventOutbox: EventOutbox {
         return DownloadID(rawValue: Int64(hash & 0x3fff_ffff_ffff) + (1 << 46))
     }
 
-    func dueEvents(
+    nonisolated(nonsending) func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
     ) async throws(DownloadError)
         -> [OutboxEvent]
@@ -150,11 +150,13 @@ final class SQLiteEventOutbox: EventOutbox {
             createdAt: Date(timeIntervalSince1970: created), attempts: row["attempts"])
     }
 
-    func settle(_ sequence: Int64) async throws(DownloadError) {
+    nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError) {
         try await write { db in try db.execute(sql: "DELETE FROM event_outbox WHERE seq = ?", arguments: [sequence]) }
     }
 
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) async throws(DownloadError) {
+    nonisolated(nonsending) func postpone(
+        _ sequence: Int64, attempts: Int, next: Date, reason: String
+    ) async throws(DownloadError) {
         try await write { db in
             try db.execute(
                 sql: "UPDATE event_outbox SET attempts = ?, nextAttempt = ?, lastError = ? WHERE seq = ?",
@@ -162,7 +164,7 @@ final class SQLiteEventOutbox: EventOutbox {
         }
     }
 
-    func depth() async throws(DownloadError) -> Int {
+    nonisolated(nonsending) func depth() async throws(DownloadError) -> Int {
         do {
             return try await database.awaitingRead { db in
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0
@@ -172,7 +174,7 @@ final class SQLiteEventOutbox: EventOutbox {
         }
     }
 
-    func pending(targets: [String]) async throws(DownloadError) -> Int {
+    nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int {
         guard !targets.isEmpty else { return 0 }
         let marks = targets.map { _ in "?" }.joined(separator: ", ")
         do {
@@ -186,11 +188,13 @@ final class SQLiteEventOutbox: EventOutbox {
         }
     }
 
-    func close() async {
+    nonisolated(nonsending) func close() async {
         locks.unlockAll()
     }
 
-    private func write(_ body: @escaping @Sendable (Database) throws -> Void) async throws(DownloadError) {
+    private nonisolated(nonsending) func write(
+        _ body: @escaping @Sendable (Database) throws -> Void
+    ) async throws(DownloadError) {
         do {
             try await database.awaitingWrite(body)
         } catch {

@@ -8,7 +8,9 @@ import GRDB
 /// cancelled: a job that was stopped (its task cancelled) must still record where it stopped.
 extension DatabasePool {
     /// Runs `body` in a write transaction on the writer queue and returns its result once committed.
-    func awaitingWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    nonisolated(nonsending) func awaitingWrite<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
             asyncWrite(body) { _, result in continuation.resume(returning: result) }
         }
@@ -16,7 +18,7 @@ extension DatabasePool {
     }
 
     /// Runs `body` outside a transaction on the writer queue.
-    func awaitingWriteWithoutTransaction<T: Sendable>(
+    nonisolated(nonsending) func awaitingWriteWithoutTransaction<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
@@ -26,9 +28,23 @@ extension DatabasePool {
     }
 
     /// Runs `body` in a read transaction on a reader queue.
-    func awaitingRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    nonisolated(nonsending) func awaitingRead<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
             asyncRead { db in continuation.resume(returning: Result { try body(db.get()) }) }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on a reader queue outside a transaction, for reads that need no snapshot across statements: SQLite
+    /// runs each statement in a read transaction of its own, and opening one explicitly (`BEGIN`, then `COMMIT`, each
+    /// parsed again) cost more than a claim's one statement.
+    nonisolated(nonsending) func awaitingReadWithoutTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            asyncUnsafeRead { db in continuation.resume(returning: Result { try body(db.get()) }) }
         }
         return try result.get()
     }

@@ -24,7 +24,7 @@ final class TransferRecorder: Sendable {
     var waitingCount: Int { waiting.withLock { $0.count } }
 
     /// Returns once the job's columns of `record` are committed, or throws why not.
-    func save(_ record: DownloadRecord) async throws(DownloadError) {
+    nonisolated(nonsending) func save(_ record: DownloadRecord) async throws(DownloadError) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let leads = waiting.withLock { $0.add(Waiting(item: record, continuation: continuation)) }
@@ -40,7 +40,7 @@ final class TransferRecorder: Sendable {
     }
 
     /// Commits the waiting records, group by group, until none is left.
-    private func lead() async {
+    private nonisolated(nonsending) func lead() async {
         while true {
             let group = waiting.withLock { $0.nextGroup() }
             if group.isEmpty { return }

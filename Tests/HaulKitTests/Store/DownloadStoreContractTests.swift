@@ -131,6 +131,29 @@ struct DownloadStoreContractTests {
         #expect(await other.claim(1, share: share) == .granted(connections: 1))
     }
 
+    @Test(
+        "claims made together answer each as it would alone, in order; a refused one's lock is not kept",
+        arguments: StoreKind.allCases)
+    func claimsTogether(kind: StoreKind) async throws {
+        // More than one statement's worth of ids (SQLite reads their states 500 at a time).
+        let handles = try await Self.twoHandles(kind, queued: 620)
+        let mine = handles.mine
+        let other = try #require(handles.other)
+        var paused = handles.added[2]
+        paused.state = .paused
+        try await mine.saveLifecycle([paused])
+        let share = HostShare(host: "a", wanted: 3, limit: 2)
+        #expect(await other.claim(2, share: share) == .granted(connections: 2))
+        let asked: [DownloadID] = [1, 2, 3, 999] + (4...620).map(DownloadID.init(rawValue:))
+        let outcomes = await mine.claim(asked.map { ($0, share) }, viewToken: nil)
+        #expect(outcomes.count == asked.count)
+        #expect(Array(outcomes.prefix(4)) == [.granted(connections: 2), .refused, .refused, .refused])
+        #expect(outcomes.dropFirst(4).allSatisfy { $0 == .granted(connections: 2) })
+        #expect(await other.claimedElsewhere([1, 3, 620]) == [1, 620], "held by the one that claimed them")
+        #expect(await other.claim(3, share: share) == .refused, "paused, whoever asks")
+        #expect(await mine.claim([], viewToken: nil).isEmpty)
+    }
+
     /// A store in a new directory with `count` queued downloads (ids 1…count), and a second handle on the same
     /// records, as another process has.
     private static func twoHandles(
