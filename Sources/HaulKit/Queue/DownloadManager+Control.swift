@@ -174,6 +174,7 @@ extension DownloadManager {
         guard !lifecycle.isShutDown else { return }
         watcherTask?.cancel()
         await performAndWait(lifecycle.shutdown())
+        await releaseClaimsAhead()
         hub.finishAll()
     }
 }

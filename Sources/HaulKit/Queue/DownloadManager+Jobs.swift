@@ -44,19 +44,76 @@ extension DownloadManager {
     static func host(of record: DownloadRecord) -> String { URLHost.lowercased(in: record.url) }
 
     /// The claims of the downloads `actions` start, made together (a store across a network answers them in one
-    /// round trip), except those that ``start(_:claimed:)`` settles without the store.
+    /// round trip), except those that ``start(_:claimed:)`` settles without the store. A store that
+    /// ``DownloadStore/claimsAhead`` also claims, in the same call, the downloads next in the queue (up to one per
+    /// slot): their starts then ask the store nothing.
     func claimTogether(_ actions: [DownloadLifecycle.Action]) async -> [DownloadID: ClaimOutcome] {
+        var outcomes: [DownloadID: ClaimOutcome] = [:]
         var requests: [(id: DownloadID, share: HostShare)] = []
         for case .start(let id) in actions {
             guard let record = records[id], !record.isDamaged else { continue }
+            if let ahead = takeClaimAhead(id) {
+                outcomes[id] = ahead
+                continue
+            }
             let host = hostKey(of: record)
             if busyHosts.contains(host) { continue }
             requests.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
         }
-        guard requests.count > 1 else { return [:] }
-        return Dictionary(
-            zip(requests.map(\.id), await store.claim(requests, viewToken: viewToken)),
-            uniquingKeysWith: { first, _ in first })
+        let ahead = store.claimsAhead && !requests.isEmpty ? nextToClaimAhead() : []
+        guard requests.count + ahead.count > 1 else { return outcomes }
+        // The starts were taken out of the queue: none of them is among the next ones.
+        let answers = await store.claim(requests + ahead, viewToken: viewToken)
+        for (request, outcome) in zip(requests, answers) { outcomes[request.id] = outcome }
+        for (request, outcome) in zip(ahead, answers.dropFirst(requests.count)) {
+            guard case .granted = outcome else { continue }
+            switch lifecycle.phase(of: request.id) {
+            case .queued?: claimedAhead[request.id] = (outcome, .now)
+            // Started meanwhile (its start claimed it again, and holds it now).
+            case .runningHere?: break
+            default: await store.release(request.id)
+            }
+        }
+        return outcomes
+    }
+
+    /// The queued downloads to claim ahead: the next ones, up to one per slot in all, not held back by a busy host.
+    private func nextToClaimAhead() -> [(id: DownloadID, share: HostShare)] {
+        let room = configuration.maxConcurrentDownloads - claimedAhead.count
+        guard room > 0 else { return [] }
+        var ahead: [(id: DownloadID, share: HostShare)] = []
+        for id in lifecycle.nextQueued(configuration.maxConcurrentDownloads) where ahead.count < room {
+            guard claimedAhead[id] == nil, let record = records[id], !record.isDamaged else { continue }
+            let host = hostKey(of: record)
+            guard !busyHosts.contains(host), heldHosts[host] == nil else { continue }
+            ahead.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
+        }
+        return ahead
+    }
+
+    /// How long a claim taken ahead stands in for the start's own: its state was read when it was taken, and another
+    /// process may pause or remove the download after that (seen only at the next look at the store). Past this, the
+    /// start claims again (the lock is held already; the state is read again).
+    static let claimAheadLifetime = Duration.milliseconds(100)
+
+    /// The claim taken ahead for `id`, if it is recent enough to stand in for the start's own (it is taken out either
+    /// way; a lock it holds stays held for the start's own claim).
+    func takeClaimAhead(_ id: DownloadID) -> ClaimOutcome? {
+        guard let ahead = claimedAhead.removeValue(forKey: id), ahead.at.duration(to: .now) <= Self.claimAheadLifetime
+        else { return nil }
+        return ahead.outcome
+    }
+
+    /// Gives back the claims taken ahead and not used (once a tick, and at shutdown), so that another process can
+    /// take those downloads.
+    func releaseClaimsAhead() async {
+        let held = claimedAhead
+        claimedAhead = [:]
+        for id in held.keys.sorted() {
+            // A start takes its download out of the claims ahead, so none runs; kept if one somehow does.
+            if case .runningHere? = lifecycle.phase(of: id) { continue }
+            await store.release(id)
+        }
     }
 
     /// Starts a job for `id` once it is claimed (`claimed`: the outcome of a claim made together with others).
@@ -66,7 +123,7 @@ extension DownloadManager {
     /// (``startsInFlight``, which ``performAndWait(_:)`` waits for), and once the claim is in, a start whose
     /// download was asked to stop meanwhile ends as a job stopped at once would (the claim released after its
     /// state is recorded).
-    func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) async {
+    func start(_ id: DownloadID, claimed: ClaimOutcome? = nil, freedBefore: Int? = nil) async {
         guard var record = records[id], !record.isDamaged else { return await claimRefused(id) }
         let host = hostKey(of: record)
         startsInFlight[id] = startsInFlight[id] ?? []
@@ -74,11 +131,17 @@ extension DownloadManager {
         // One refusal a tick per host: the others of a busy host wait without asking the store. A claim made
         // together with others stands (a lease it took must be used or released).
         let outcome: ClaimOutcome
+        // The connections given back as of the store's answer (nil: not the store's answer).
+        var askedAt: Int?
         if let claimed {
             outcome = claimed
+            askedAt = freedBefore
+        } else if let ahead = takeClaimAhead(id) {
+            outcome = ahead
         } else if busyHosts.contains(host) {
             outcome = .hostBusy
         } else {
+            askedAt = connectionsFreed
             outcome = await store.claim(
                 id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
                 viewToken: viewToken)
@@ -98,8 +161,16 @@ extension DownloadManager {
         case .granted:
             break
         case .hostBusy:
-            busyHosts.insert(host)
-            await perform(lifecycle.hostBusy(id))
+            if let askedAt, askedAt != connectionsFreed {
+                // Connections were given back while the claim was on its way: the answer may not count them. Back
+                // to the queue, and asked again at once rather than at the next tick.
+                await perform(lifecycle.hostBusy(id))
+                lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+                Task { await schedule() }
+            } else {
+                busyHosts.insert(host)
+                await perform(lifecycle.hostBusy(id))
+            }
             return
         case .refused:
             return await claimRefused(id)
@@ -165,22 +236,27 @@ extension DownloadManager {
     func slotGivenBack(_ id: DownloadID) async {
         guard store.claimsTogether else { return await schedule() }
         // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
-        // given back together, and the next downloads claimed together.
+        // given back together, and the next downloads claimed together. One round at a time: the slots given back
+        // while a round awaits the store go in the next one (a round each would be a round trip each).
         connectionsDone.append(id)
-        guard connectionsDone.count == 1 else { return }
+        guard !givingBackSlots else { return }
+        givingBackSlots = true
         Task {
-            // Taken before the store is awaited: a job that finishes meanwhile starts the next batch.
-            let done = connectionsDone
-            connectionsDone = []
-            await store.connectionsDone(done)
-            // Their hosts' connections are free now: downloads held back for a host found busy meanwhile (a claim
-            // that counted these connections still taken) ask again at once rather than at the next tick.
-            let freed = Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) })
-            if !busyHosts.isDisjoint(with: freed) {
-                busyHosts.subtract(freed)
-                lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+            while !connectionsDone.isEmpty {
+                let done = connectionsDone
+                connectionsDone = []
+                await store.connectionsDone(done)
+                connectionsFreed += 1
+                // Their hosts' connections are free now: downloads held back for a host found busy meanwhile (a claim
+                // that counted these connections still taken) ask again at once rather than at the next tick.
+                let freed = Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) })
+                if !busyHosts.isDisjoint(with: freed) {
+                    busyHosts.subtract(freed)
+                    lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+                }
+                await schedule()
             }
-            await schedule()
+            givingBackSlots = false
         }
     }
 
@@ -233,6 +309,7 @@ extension DownloadManager {
             await perform(lifecycle.removalFailed(id))
         }
         await store.release(id)
+        connectionsFreed += 1
         // Its connections are free again: downloads of its host held back here may take them at once.
         if busyHosts.remove(host) != nil {
             lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)

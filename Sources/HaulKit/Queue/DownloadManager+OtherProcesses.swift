@@ -22,6 +22,7 @@ extension DownloadManager {
         guard !lifecycle.isShutDown, !reconciling else { return }
         reconciling = true
         defer { reconciling = false }
+        await releaseClaimsAhead()
         await recordRunning()
         for id in await store.lostClaims().sorted() {
             configuration.logger.warning(

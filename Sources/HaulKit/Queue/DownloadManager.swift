@@ -49,6 +49,12 @@ public actor DownloadManager {
     /// Finishing downloads whose connections are still counted in a store that claims together, and whose slots the
     /// next ``schedule()`` (queued behind the calls waiting for this actor) gives out; see `jobFinishing`.
     var connectionsDone: [DownloadID] = []
+    /// Whether a round of ``slotGivenBack(_:)`` (connections given back, then the next claims) is awaiting the store:
+    /// the slots given back meanwhile wait for the next round, together.
+    var givingBackSlots = false
+    /// How many times this manager gave connections back to the store (a job's claim released, finished jobs'
+    /// connections given back): a `hostBusy` answer to a claim sent before the last of them may be stale.
+    var connectionsFreed = 0
     /// The store's change token as of which ``records`` holds every other writer's changes (nil while it does not):
     /// a claim made while it is still the token need not read the download's state again.
     var viewToken: Int?
@@ -74,6 +80,10 @@ public actor DownloadManager {
     var watcherTask: Task<Void, Never>?
     /// Downloads whose start awaits its claim, with the calls waiting for it to settle (``startSettled(_:)``).
     var startsInFlight: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
+    /// Queued downloads claimed ahead of their start (``DownloadStore/claimsAhead``), with the claim's outcome and
+    /// when it was taken: a start within ``claimAheadLifetime`` needs no claim of its own. Given back at the next look
+    /// at the store, if not started by then.
+    var claimedAhead: [DownloadID: (outcome: ClaimOutcome, at: ContinuousClock.Instant)] = [:]
     /// Whether ``reconcile()`` is looking at the store now.
     var reconciling = false
     /// Whether a batch is being added, and the batches waiting for their turn (``addingTurn()``).
@@ -176,6 +186,7 @@ public actor DownloadManager {
     @discardableResult
     func perform(_ actions: [DownloadLifecycle.Action]) async -> Performed {
         var performed = Performed()
+        let freedBefore = connectionsFreed
         var claimed = store.claimsTogether ? await claimTogether(actions) : [:]
         for action in actions {
             switch action {
@@ -186,7 +197,7 @@ public actor DownloadManager {
                 records[id]?.state = state
                 if let record = records[id] { hub.yield(id, .status(status(of: record))) }
             case .start(let id):
-                await start(id, claimed: claimed.removeValue(forKey: id))
+                await start(id, claimed: claimed.removeValue(forKey: id), freedBefore: freedBefore)
             case .stop(let id, _):
                 jobs[id]?.task.cancel()
                 // A job waiting for a slot goes on to see that it is stopped.

@@ -94,6 +94,10 @@ package protocol DownloadStore: AnyObject, Sendable {
     /// Whether ``claim(_:viewToken:)`` of several downloads costs less than a claim of each: a store across a network
     /// answers them in one round trip, and the manager then gathers the downloads it starts together.
     var claimsTogether: Bool { get }
+    /// Whether a download may be claimed before it starts, while it waits next in the queue (``DownloadManager``
+    /// claims the next ones with the starts, in the same call): true where a claim holds only the download (SQLite's
+    /// lock), false (the default) where it also takes a share of its host's connections (the fleet's).
+    var claimsAhead: Bool { get }
     /// Where the fleet keeps its hosts' request schedules and backoff; nil (the default) for a store of one process.
     var sharedHostBudget: (any SharedHostBudget)? { get }
     /// Claims several downloads in order, each as ``claim(_:share:viewToken:)`` would (a later one sees the host's
@@ -150,6 +154,7 @@ package enum ClaimOutcome: Equatable, Sendable {
 
 extension DownloadStore {
     package var claimsTogether: Bool { false }
+    package var claimsAhead: Bool { false }
     package var sharedHostBudget: (any SharedHostBudget)? { nil }
 
     package nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async {}

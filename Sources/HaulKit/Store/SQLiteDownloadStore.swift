@@ -426,6 +426,9 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Claims taken together cost one read of their states, not one each.
     var claimsTogether: Bool { true }
+    /// A claim is the download's lock and nothing else: taken ahead, it keeps no other owner from anything but
+    /// that download.
+    var claimsAhead: Bool { true }
 
     /// Each lock taken without waiting (`F_SETLK`: no I/O to wait for; held already: taken again), then the states of
     /// those taken read at once. Under its lock, no other process can start a download; one may have finished it

@@ -14,7 +14,10 @@ struct DownloadStoreContractTests {
         "queries: by id, by URL base, unfinished, completed, counts, ids; each in id order",
         arguments: StoreKind.allCases)
     func queries(kind: StoreKind) async throws {
-        let store = try kind.make(TemporaryDirectory())
+        // Kept until the test ends: deleted (at its last use, as ARC allows), it would take the database with it.
+        let directory = TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try kind.make(directory)
         var added = try await store.insert(
             ["http://a/f", "http://a/f?sig=1", "http://a/fx", "http://a/f", "http://a/g"].map { Cases.queued($0) })
         added[1].state = .completed
@@ -43,7 +46,10 @@ struct DownloadStoreContractTests {
         "a checkpoint of another generation writes nothing; segments kept when none are given; distrust clears the boot",
         arguments: StoreKind.allCases)
     func checkpoints(kind: StoreKind) async throws {
-        let store = try kind.make(TemporaryDirectory())
+        // Kept until the test ends: deleted (at its last use, as ARC allows), it would take the database with it.
+        let directory = TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try kind.make(directory)
         var record = try #require(try await store.insert([Cases.queued("http://a/big")]).first)
         let id = record.downloadID
         record.transfer.generation = 3
@@ -67,7 +73,10 @@ struct DownloadStoreContractTests {
 
     @Test("recording running starts only what is still queued, with its start time", arguments: StoreKind.allCases)
     func recordRunning(kind: StoreKind) async throws {
-        let store = try kind.make(TemporaryDirectory())
+        // Kept until the test ends: deleted (at its last use, as ARC allows), it would take the database with it.
+        let directory = TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let store = try kind.make(directory)
         var records = try await store.insert([Cases.queued("http://a/1"), Cases.queued("http://a/2")])
         records[1].state = .paused
         try await store.saveLifecycle([records[1]])
