@@ -54,7 +54,7 @@ package actor EventDispatcher {
             while !Task.isCancelled, let self {
                 await self.deliverDue()
                 if depthRecorded.map({ $0.duration(to: clock.now) >= Self.depthInterval }) ?? true {
-                    self.recordDepth()
+                    await self.recordDepth()
                     depthRecorded = clock.now
                 }
                 try? await Task.sleep(for: await self.pollInterval)
@@ -67,8 +67,8 @@ package actor EventDispatcher {
 
     /// Records how many events wait in the outbox (all targets, all workers), as the gauge `haul_outbox_depth` of the
     /// process's metrics backend (the metrics are made at each use: a backend bootstrapped after ``start()`` counts).
-    private nonisolated func recordDepth() {
-        guard let depth = try? outbox.depth() else { return }
+    private nonisolated func recordDepth() async {
+        guard let depth = try? await outbox.depth() else { return }
         Gauge(label: "haul_outbox_depth").record(depth)
     }
 
@@ -80,7 +80,7 @@ package actor EventDispatcher {
         let end = clock.now + deadline
         while clock.now < end {
             await deliverDue()
-            if inFlight.isEmpty, (try? outbox.pending(targets: targets)) ?? 0 == 0 { return }
+            if inFlight.isEmpty, (try? await outbox.pending(targets: targets)) ?? 0 == 0 { return }
             try? await Task.sleep(for: .milliseconds(50))
         }
     }
@@ -97,7 +97,7 @@ package actor EventDispatcher {
         let running = Array(inFlight.values)
         for task in running { task.cancel() }
         for task in running { await task.value }
-        outbox.close()
+        await outbox.close()
     }
 
     /// Starts the deliveries of the rows due now that a free slot can take; returns how many it started.
@@ -107,7 +107,7 @@ package actor EventDispatcher {
         guard free > 0 else { return 0 }
         let due: [OutboxEvent]
         do {
-            due = try outbox.dueEvents(
+            due = try await outbox.dueEvents(
                 targets: targets, limit: 64, lease: lease, excluding: Set(inFlight.keys))
         } catch {
             logger.warning("cannot read the event outbox", metadata: ["error": "\(error)"])
@@ -153,11 +153,11 @@ package actor EventDispatcher {
         }
     }
 
-    private func finished(_ event: OutboxEvent, _ failure: String?) {
+    private func finished(_ event: OutboxEvent, _ failure: String?) async {
         inFlight[event.sequence] = nil
         if event.target == EventSettings.hookTarget { hooksRunning -= 1 } else { requestsInFlight -= 1 }
         do {
-            guard let failure else { return try outbox.settle(event.sequence) }
+            guard let failure else { return try await outbox.settle(event.sequence) }
             // Stopped (shutting down): the row stays as it is, for the next process.
             if Task.isCancelled || failure == "stopped" { return }
             let attempts = event.attempts + 1
@@ -170,10 +170,10 @@ package actor EventDispatcher {
             Counter(label: "haul_outbox_delivery_failures_total", dimensions: [("receiver", "webhook")]).increment()
             if settings.backoff.givesUp(created: event.createdAt, next: next) {
                 logger.error("event dropped: its receiver failed for longer than the retry horizon", metadata: metadata)
-                try outbox.settle(event.sequence)
+                try await outbox.settle(event.sequence)
             } else {
                 logger.warning("webhook failed; it is tried again", metadata: metadata)
-                try outbox.postpone(event.sequence, attempts: attempts, next: next, reason: failure)
+                try await outbox.postpone(event.sequence, attempts: attempts, next: next, reason: failure)
             }
         } catch {
             logger.warning("cannot update the event outbox", metadata: ["error": "\(error)"])

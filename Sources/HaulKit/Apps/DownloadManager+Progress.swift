@@ -17,8 +17,8 @@ extension DownloadManager {
     /// It follows the download until the download completes or is removed, or the progress is cancelled. Foundation
     /// calls its handlers on a queue of its own; the updates come from the manager's tasks, a few a second at most
     /// (``Configuration/progressInterval``).
-    public func progress(for id: DownloadID) throws(DownloadError) -> Progress {
-        guard let snapshot = snapshot(id) else { throw .unknownDownload(id) }
+    public func progress(for id: DownloadID) async throws(DownloadError) -> Progress {
+        guard let snapshot = await snapshot(id) else { throw .unknownDownload(id) }
         let progress = Progress(totalUnitCount: snapshot.totalBytes ?? -1)
         progress.kind = .file
         // Through `userInfo`, where Apple's `fileOperationKind` and `fileURL` keep them too (Linux's Foundation has only
@@ -51,19 +51,21 @@ extension DownloadManager {
 
     /// A `Progress` was paused: the download is, unless it is no longer queued or running.
     private func pauseFromProgress(_ id: DownloadID) async {
-        guard let state = state(of: id), state == .queued || state == .running else { return }
+        guard let state = await state(of: id), state == .queued || state == .running else { return }
         try? await pause(id)
     }
 
     /// A `Progress` was resumed: so is the download, if it was paused, failed or interrupted.
-    private func resumeFromProgress(_ id: DownloadID) {
-        guard let state = state(of: id), state == .paused || state == .failed || state == .interrupted else { return }
-        try? resume(id)
+    private func resumeFromProgress(_ id: DownloadID) async {
+        guard let state = await state(of: id), state == .paused || state == .failed || state == .interrupted else {
+            return
+        }
+        try? await resume(id)
     }
 
     /// A `Progress` was cancelled: the download is cancelled, unless it completed meanwhile.
     private func cancelFromProgress(_ id: DownloadID) async {
-        guard let state = state(of: id), state != .completed else { return }
+        guard let state = await state(of: id), state != .completed else { return }
         try? await cancel(id)
     }
 }

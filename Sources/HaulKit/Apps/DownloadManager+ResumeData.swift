@@ -13,13 +13,13 @@ extension DownloadManager {
     /// server's bytes before each resume point (``Configuration/resumeOverlap``) before it appends any.
     ///
     /// Throws if the download has no bytes on disk to resume from (not started, completed, or decoded on the fly).
-    public func resumeData(for id: DownloadID) throws(DownloadError) -> Data {
+    public func resumeData(for id: DownloadID) async throws(DownloadError) -> Data {
         guard let record = records[id] else { throw .unknownDownload(id) }
         guard record.state != .completed else {
             throw .invalidRequest("download \(id) is completed: its file is in place, there is nothing to resume")
         }
         // A running job records its checkpoints in the store; the table here has them once the job has ended.
-        let stored = jobs[id] != nil ? (try store.fetch(id) ?? record) : record
+        let stored = jobs[id] != nil ? (try await store.fetch(id) ?? record) : record
         let transfer = stored.transfer
         guard transfer.hasPartData, !transfer.finalizing, let path = stored.destinationPath else {
             throw .invalidRequest("download \(id) has no bytes on disk to resume from yet")
@@ -67,7 +67,7 @@ extension DownloadManager {
     public func add(
         resuming resumeData: Data, partFile: URL, to destination: URL? = nil, options: DownloadOptions = .init(),
         paused: Bool = false
-    ) throws(DownloadError) -> DownloadID {
+    ) async throws(DownloadError) -> DownloadID {
         try ensureRunning()
         let blob = try ResumeData.decoded(from: resumeData)
         let given = partFile.standardizedFileURL.path
@@ -96,19 +96,19 @@ extension DownloadManager {
         let id: DownloadID
         do throws(DownloadError) {
             guard let url = URL(string: blob.url) else { throw .invalidURL(blob.url, reason: "it cannot be read") }
-            id = try add(url, to: .file(file), options: options, paused: true)
+            id = try await add(url, to: .file(file), options: options, paused: true)
             guard var record = records[id], record.destinationPath == file.path, !record.transfer.hasPartData else {
                 throw .invalidRequest("a download of \(blob.url) to \(file.path) exists already: remove it first")
             }
             record.transfer = Self.transfer(blob)
             record.updatedAt = Date()
             records[id] = record
-            try store.saveTransfer(record)
+            try await store.saveTransfer(record)
         } catch {
             if partPath != given { try? FileSystem.rename(partPath, to: given) }
             throw error
         }
-        if !paused { try resume(id) }
+        if !paused { try await resume(id) }
         return id
     }
 

@@ -15,25 +15,27 @@ struct ChangeWatcher: Sendable {
     private(set) var lastToken: Int?
     private var lastLook: Date
 
-    init(store: any DownloadStore) {
-        lastToken = try? store.changeToken()
+    init(store: any DownloadStore) async {
+        lastToken = try? await store.changeToken()
         lastLook = Date()
     }
 
     /// What other writers changed since the last look, or nil if nothing did. `known` is how many records the caller
     /// holds, or with `unfinishedOnly`, how many unfinished ones (a caller that keeps the history on disk).
-    mutating func look(
+    ///
+    /// It runs on the caller's executor (`known` reads the caller's state after the counts are read).
+    nonisolated(nonsending) mutating func look(
         at store: any DownloadStore, unfinishedOnly: Bool = false, known: () -> Int
-    ) -> Changes? {
-        guard let token = try? store.changeToken(), token != lastToken else { return nil }
+    ) async -> Changes? {
+        guard let token = try? await store.changeToken(), token != lastToken else { return nil }
         lastToken = token
         // A margin, so a write committed while the last look ran is not missed.
         let since = lastLook.addingTimeInterval(-2)
         lastLook = Date()
-        let updated = (try? store.fetchUpdated(since: since)) ?? []
+        let updated = (try? await store.fetchUpdated(since: since)) ?? []
         var remaining: Set<DownloadID>?
-        if let count = try? unfinishedOnly ? store.unfinishedCount() : store.count(), count != known() {
-            remaining = try? store.fetchIDs()
+        if let count = try? await (unfinishedOnly ? store.unfinishedCount() : store.count()), count != known() {
+            remaining = try? await store.fetchIDs()
         }
         return Changes(updated: updated, remaining: remaining)
     }

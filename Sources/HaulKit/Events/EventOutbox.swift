@@ -97,18 +97,19 @@ package protocol EventOutbox: AnyObject, Sendable {
     /// is due (`nextAttempt` passed) and no other deliverer holds it. A shared store leases the rows it returns to
     /// this worker for `lease` (another worker takes them after a crash); the embedded store lets one process at a
     /// time deliver to a target (a lock that ends with its holder). `excluding`: rows this process is delivering now.
-    func dueEvents(
+    nonisolated(nonsending) func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> [OutboxEvent]
     /// The row was delivered (or given up): it is deleted.
-    func settle(_ sequence: Int64) throws(DownloadError)
+    nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError)
     /// The delivery failed: tried again at `next`, with `attempts` counted and the reason kept for messages.
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) throws(DownloadError)
+    nonisolated(nonsending) func postpone(
+        _ sequence: Int64, attempts: Int, next: Date, reason: String) async throws(DownloadError)
     /// How many rows wait, for every target.
-    func depth() throws(DownloadError) -> Int
+    nonisolated(nonsending) func depth() async throws(DownloadError) -> Int
     /// How many rows wait for `targets`, due or not, held elsewhere or not.
-    func pending(targets: [String]) throws(DownloadError) -> Int
+    nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int
     /// Gives up the rows this process holds (a shared store's leases; the embedded store's target locks).
-    func close()
+    nonisolated(nonsending) func close() async
 }

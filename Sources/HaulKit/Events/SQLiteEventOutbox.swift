@@ -110,9 +110,9 @@ final class SQLiteEventOutbox: EventOutbox {
         return DownloadID(rawValue: Int64(hash & 0x3fff_ffff_ffff) + (1 << 46))
     }
 
-    func dueEvents(
+    nonisolated(nonsending) func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> [OutboxEvent]
     {
         let mine = targets.filter { locks.tryLock(Self.lockID($0)) }
@@ -120,7 +120,7 @@ final class SQLiteEventOutbox: EventOutbox {
         let marks = mine.map { _ in "?" }.joined(separator: ", ")
         let skipped = excluding.isEmpty ? "" : "AND seq NOT IN (\(excluding.map(String.init).joined(separator: ", ")))"
         do {
-            return try database.read { db in
+            return try await database.awaitingRead { db in
                 try Row.fetchAll(
                     db,
                     sql: """
@@ -150,31 +150,35 @@ final class SQLiteEventOutbox: EventOutbox {
             createdAt: Date(timeIntervalSince1970: created), attempts: row["attempts"])
     }
 
-    func settle(_ sequence: Int64) throws(DownloadError) {
-        try write { db in try db.execute(sql: "DELETE FROM event_outbox WHERE seq = ?", arguments: [sequence]) }
+    nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError) {
+        try await write { db in try db.execute(sql: "DELETE FROM event_outbox WHERE seq = ?", arguments: [sequence]) }
     }
 
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) throws(DownloadError) {
-        try write { db in
+    nonisolated(nonsending) func postpone(
+        _ sequence: Int64, attempts: Int, next: Date, reason: String
+    ) async throws(DownloadError) {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE event_outbox SET attempts = ?, nextAttempt = ?, lastError = ? WHERE seq = ?",
                 arguments: [attempts, next.timeIntervalSince1970, reason, sequence])
         }
     }
 
-    func depth() throws(DownloadError) -> Int {
+    nonisolated(nonsending) func depth() async throws(DownloadError) -> Int {
         do {
-            return try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0 }
+            return try await database.awaitingRead { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0
+            }
         } catch {
             throw .stateDatabase(path: path, reason: "cannot read the event outbox: \(error)")
         }
     }
 
-    func pending(targets: [String]) throws(DownloadError) -> Int {
+    nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int {
         guard !targets.isEmpty else { return 0 }
         let marks = targets.map { _ in "?" }.joined(separator: ", ")
         do {
-            return try database.read { db in
+            return try await database.awaitingRead { db in
                 try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM event_outbox WHERE target IN (\(marks))",
                     arguments: StatementArguments(targets)) ?? 0
@@ -184,13 +188,15 @@ final class SQLiteEventOutbox: EventOutbox {
         }
     }
 
-    func close() {
+    nonisolated(nonsending) func close() async {
         locks.unlockAll()
     }
 
-    private func write(_ body: (Database) throws -> Void) throws(DownloadError) {
+    private nonisolated(nonsending) func write(
+        _ body: @escaping @Sendable (Database) throws -> Void
+    ) async throws(DownloadError) {
         do {
-            try database.write(body)
+            try await database.awaitingWrite(body)
         } catch {
             throw .stateDatabase(path: path, reason: "cannot write the event outbox: \(error)")
         }

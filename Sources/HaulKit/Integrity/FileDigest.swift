@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The SHA-256 of a whole file on disk, read on a blocking thread (``onBlockingThread(_:)``): for a completed
+/// The SHA-256 of a whole file on disk, read on a blocking thread (``onBlockingPool(_:)``): for a completed
 /// download's file that changed on disk, and for ``DownloadManager/verify(_:)``.
 enum FileDigest {
     /// The fingerprint of the regular file at `path` (never following a symbolic link) with the SHA-256 of its
@@ -15,7 +15,7 @@ enum FileDigest {
     static func read(
         _ path: String, also others: [Checksum.Algorithm] = []
     ) async throws -> (fingerprint: FileFingerprint, digests: [Checksum.Algorithm: String]) {
-        try await onBlockingThread { try hash(path, [.sha256] + others.filter { $0 != .sha256 }) }
+        try await onBlockingPool { try hash(path, [.sha256] + others.filter { $0 != .sha256 }) }
     }
 
     private static func hash(

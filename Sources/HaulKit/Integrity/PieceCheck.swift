@@ -12,7 +12,7 @@ enum PieceCheck {
     /// The indexes of the pieces of the file at `path` whose bytes do not have their hash (a piece the file is too
     /// short for counts as bad).
     static func badPieces(_ path: String, _ pieces: PieceHashes) async throws -> [Int] {
-        try await onBlockingThread { try scan(path, pieces) }
+        try await onBlockingPool { try scan(path, pieces) }
     }
 
     private static func scan(_ path: String, _ pieces: PieceHashes) throws(DownloadError) -> [Int] {

@@ -5,15 +5,15 @@ package protocol SharedHostBudget: Sendable {
     /// Reserves the next request to `host`, at least `gap` after the previous one of the fleet (and the gaps the
     /// host's shared policy and backoff ask for). Returns the wait, the connections backoff allows (nil: no cap), and
     /// whether anything limits the host in the fleet (a policy, a backoff, a hold).
-    func reserveRequest(
+    nonisolated(nonsending) func reserveRequest(
         host: String, gap: Duration?, maxConnections: Int
     ) async -> (
         wait: Duration, connectionCap: Int?, limited: Bool
     )?
     /// Records a throttle of `host`: its reason, the hold it asked for, the connections open to it.
-    func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async
+    nonisolated(nonsending) func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async
     /// Records what the host announced: its policy's rate, and a hold while its budget is spent.
-    func recordPolicy(host: String, rate: Double?, hold: Duration?) async
+    nonisolated(nonsending) func recordPolicy(host: String, rate: Double?, hold: Duration?) async
     /// Every host's state.
-    func hostStatuses() throws(DownloadError) -> [HostStatus]
+    nonisolated(nonsending) func hostStatuses() async throws(DownloadError) -> [HostStatus]
 }

@@ -44,7 +44,7 @@ final class DownloadEndWaiter: Sendable {
     }
 
     /// Returns once every download has ended, or ``end()`` was called (before or during the wait).
-    func wait() async {
+    func untilEnded() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let endedAlready = state.withLock { state in

@@ -140,6 +140,9 @@ struct DownloadLifecycle: Sendable {
 
     func phase(of id: DownloadID) -> Phase? { entries[id]?.phase }
 
+    /// The next `count` queued downloads ``schedule(holdingBack:)`` would start, in order (none taken).
+    func nextQueued(_ count: Int) -> [DownloadID] { queue.prefix(count) }
+
     /// Makes room for `count` downloads at once (a queue loaded at start grows its table once).
     mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
 

@@ -21,9 +21,9 @@ extension DownloadManager {
         _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),
         paused: Bool = false
     )
-        throws(DownloadError) -> DownloadID
+        async throws(DownloadError) -> DownloadID
     {
-        try add(contentsOf: [(url, destination, options)], paused: paused)[0]
+        try await add(contentsOf: [(url, destination, options)], paused: paused)[0]
     }
 
     /// Queues several downloads in one database transaction; returns their identifiers in order.
@@ -32,9 +32,13 @@ extension DownloadManager {
         contentsOf downloads: [(url: URL, destination: DownloadDestination?, options: DownloadOptions)],
         paused: Bool = false
     )
-        throws(DownloadError) -> [DownloadID]
+        async throws(DownloadError) -> [DownloadID]
     {
         try ensureRunning()
+        // One batch at a time: a batch looks for existing downloads and inserts the new ones with awaits in between,
+        // and two batches of one URL must not both find none (the second finds the first's).
+        await addingTurn()
+        defer { addingTurnEnded() }
         var results: [DownloadID?] = []
         var fresh: [DownloadRecord] = []
         var freshPositions: [Int] = []
@@ -75,10 +79,10 @@ extension DownloadManager {
                         "download \(holder) already writes \(file.path): give this one another file, or remove it")
                 }
             }
-            if let id = existingDownload(url: text, destination: resolved) {
+            if let id = await existingDownload(url: text, destination: resolved) {
                 // Resumed if paused, failed or interrupted, and run by this manager from now on.
                 if records[id]?.isDamaged == false {
-                    if takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
+                    if await takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
                     existing.append(id)
                 }
                 results.append(id)
@@ -99,23 +103,28 @@ extension DownloadManager {
             fresh.append(record)
         }
         if !existing.isEmpty, !paused {
-            takeOwnership(of: existing)
-            let refused = existing.filter { checkCompletedFile($0, newChecksum: newChecksums.contains($0)) == .refused }
-            perform(
-                lifecycle.resume(existing.filter { !refused.contains($0) }, claimedElsewhere: store.isClaimedElsewhere))
+            let elsewhere = await store.claimedElsewhere(existing)
+            await takeOwnership(of: existing)
+            var refused: [DownloadID] = []
+            for id in existing where await checkCompletedFile(id, newChecksum: newChecksums.contains(id)) == .refused {
+                refused.append(id)
+            }
+            await perform(
+                lifecycle.resume(
+                    existing.filter { !refused.contains($0) }, claimedElsewhere: { elsewhere.contains($0) }))
         }
         if fresh.count > 1 {
             records.reserveCapacity(records.count + fresh.count)
             lifecycle.reserveCapacity(records.count + fresh.count)
         }
-        for (index, record) in try store.insert(consume fresh).enumerated() {
+        for (index, record) in try await store.insert(consume fresh).enumerated() {
             remember(record)
             lifecycle.add(record.downloadID, priority: record.options.priority, paused: paused)
             results[freshPositions[index]] = record.downloadID
             hub.yield(record.downloadID, .added(snapshot(of: record, url: freshURLs[index])))
             hub.yield(record.downloadID, .status(paused ? .paused : .queued))
         }
-        schedule()
+        await schedule()
         return results.map { $0! }
     }
 
@@ -186,9 +195,9 @@ extension DownloadManager {
 
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
     /// the same requested destination, else one that writes the file given, or writes in the directory given.
-    private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
+    private func existingDownload(url: String, destination: DownloadDestination?) async -> DownloadID? {
         let key = ResourceKey.of(url)
-        loadHistory(matching: key)
+        await loadHistory(matching: key)
         let candidates = (urlIndex()[key] ?? []).compactMap { records[$0] }
         if let same = candidates.first(where: { Self.sameDestination($0.requestedDestination, destination) }) {
             return same.downloadID
@@ -207,7 +216,7 @@ extension DownloadManager {
     /// A download asked for again: a freshly signed `url` replaces its URL, and `options` its options where they
     /// speak (are not the defaults). Returns whether its checksum changed.
     @discardableResult
-    func takeRequest(url: String, options: DownloadOptions, for id: DownloadID) -> Bool {
+    func takeRequest(url: String, options: DownloadOptions, for id: DownloadID) async -> Bool {
         guard var record = records[id] else { return false }
         let merged = record.options.merging(options)
         guard record.url != url || merged != record.options else { return false }
@@ -222,10 +231,30 @@ extension DownloadManager {
         record.updatedAt = Date()
         records[id] = record
         do {
-            try store.saveSettings(record)
+            try await store.saveSettings(record)
         } catch {
             configuration.logger.error("cannot record new options", metadata: ["download": "\(id)"])
         }
         return checksumChanged
+    }
+}
+
+extension DownloadManager {
+    /// Returns when no other ``add(contentsOf:paused:)`` batch is being added (first come, first served).
+    func addingTurn() async {
+        guard addingBatch else {
+            addingBatch = true
+            return
+        }
+        await withCheckedContinuation { addingWaiters.append($0) }
+    }
+
+    /// The batch is added: the next waiting batch goes on (holding the turn), or none is being added.
+    func addingTurnEnded() {
+        if addingWaiters.isEmpty {
+            addingBatch = false
+        } else {
+            addingWaiters.removeFirst().resume()
+        }
     }
 }

@@ -10,15 +10,15 @@ extension DownloadManager {
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
     public func pause(_ ids: [DownloadID]) async throws(DownloadError) {
-        for id in ids { _ = try existing(id) }
+        for id in ids { _ = try await existing(id) }
         // One running in another process sees the change in the database and stops.
         await performAndWait(lifecycle.pause(ids))
     }
 
     /// Queues a paused or failed download again (or releases a held stored one); it continues from the bytes on
     /// disk.
-    public func resume(_ id: DownloadID) throws(DownloadError) {
-        try resume([id])
+    public func resume(_ id: DownloadID) async throws(DownloadError) {
+        try await resume([id])
     }
 
     /// Queues several paused, failed or interrupted downloads again, recording them in one transaction. They become
@@ -26,21 +26,25 @@ extension DownloadManager {
     /// interrupted `haul get` download handed to `haul run`).
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
-    public func resume(_ ids: [DownloadID]) throws(DownloadError) {
-        for id in ids where try existing(id).isDamaged {
+    public func resume(_ ids: [DownloadID]) async throws(DownloadError) {
+        for id in ids where try await existing(id).isDamaged {
             // Its row cannot be read: there is nothing to resume from.
             throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")
         }
-        takeOwnership(of: ids)
+        // Asked before anything changes: the lifecycle then decides in one step, with no await in between.
+        let elsewhere = await store.claimedElsewhere(ids)
+        await takeOwnership(of: ids)
         // A completed one is run again only if its file changed since (and not at all if it must be kept).
-        let refused = ids.filter { checkCompletedFile($0) == .refused }
-        perform(lifecycle.resume(ids.filter { !refused.contains($0) }, claimedElsewhere: store.isClaimedElsewhere))
-        schedule()
+        var refused: [DownloadID] = []
+        for id in ids where await checkCompletedFile(id) == .refused { refused.append(id) }
+        await perform(
+            lifecycle.resume(ids.filter { !refused.contains($0) }, claimedElsewhere: { elsewhere.contains($0) }))
+        await schedule()
     }
 
     /// Makes `ids` this manager's own (``Configuration/ownsItsDownloads``) or the queue's, recording those that
     /// change.
-    func takeOwnership(of ids: [DownloadID]) {
+    func takeOwnership(of ids: [DownloadID]) async {
         var changed: [DownloadRecord] = []
         for id in ids {
             guard var record = records[id], record.owner != ownerText else { continue }
@@ -50,7 +54,7 @@ extension DownloadManager {
         }
         guard !changed.isEmpty else { return }
         do {
-            try store.saveLifecycle(changed)
+            try await store.saveLifecycle(changed)
         } catch {
             configuration.logger.error("cannot record owners", metadata: ["error": "\(error)"])
         }
@@ -72,7 +76,7 @@ extension DownloadManager {
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown; if a file cannot be
     /// deleted, the others are still removed and the first such error is thrown.
     public func remove(_ ids: [DownloadID], deletingFiles: Bool = false) async throws(DownloadError) {
-        for id in ids { _ = try existing(id) }
+        for id in ids { _ = try await existing(id) }
         if let failure = await performAndWait(lifecycle.remove(ids, deletingFiles: deletingFiles)) { throw failure }
     }
 
@@ -82,8 +86,9 @@ extension DownloadManager {
     }
 
     /// Resumes every paused, failed and interrupted download.
-    public func resumeAll() {
-        try? resume(ids(in: [.paused, .failed, .interrupted, .queued]).filter { records[$0]?.isDamaged == false })
+    public func resumeAll() async {
+        try? await resume(
+            ids(in: [.paused, .failed, .interrupted, .queued]).filter { records[$0]?.isDamaged == false })
     }
 
     /// Forgets every download, deleting partial data; with `deletingFiles`, completed files too.
@@ -92,44 +97,44 @@ extension DownloadManager {
     }
 
     /// Changes a download's speed limit (bytes per second, nil for none), also while it runs.
-    public func setSpeedLimit(_ bytesPerSecond: Int64?, for id: DownloadID) throws(DownloadError) {
-        var record = try existing(id)
+    public func setSpeedLimit(_ bytesPerSecond: Int64?, for id: DownloadID) async throws(DownloadError) {
+        var record = try await existing(id)
         if let bytesPerSecond, bytesPerSecond <= 0 { throw .invalidRequest("a speed limit must be positive") }
         record.options.speedLimit = bytesPerSecond
         record.updatedAt = Date()
         records[id] = record
-        try store.saveSettings(record)
         jobs[id]?.limiter.setLimit(bytesPerSecond)
+        try await store.saveSettings(record)
     }
 
     /// Replaces a download's mirrors (``DownloadOptions/mirrors``); a running download uses the new list from its
     /// next run (after a pause, a restart or a new process).
-    public func setMirrors(_ mirrors: [URL], for id: DownloadID) throws(DownloadError) {
-        var record = try existing(id)
+    public func setMirrors(_ mirrors: [URL], for id: DownloadID) async throws(DownloadError) {
+        var record = try await existing(id)
         for mirror in mirrors { try Self.validate(mirror) }
         record.options.mirrors = mirrors
         record.updatedAt = Date()
         records[id] = record
-        try store.saveSettings(record)
+        try await store.saveSettings(record)
     }
 
     /// Changes a download's priority (higher starts first; equal priorities start in the order added).
-    public func setPriority(_ priority: Int, for id: DownloadID) throws(DownloadError) {
-        var record = try existing(id)
+    public func setPriority(_ priority: Int, for id: DownloadID) async throws(DownloadError) {
+        var record = try await existing(id)
         guard record.options.priority != priority else { return }
         record.options.priority = priority
         record.updatedAt = Date()
         records[id] = record
-        try store.saveSettings(record)
         lifecycle.setPriority(priority, of: id)
+        try await store.saveSettings(record)
     }
 
     /// Changes how many downloads run at once (at least 1). A higher number starts queued downloads at once; a lower
     /// one lets running downloads finish.
-    public func setMaxConcurrentDownloads(_ count: Int) throws(DownloadError) {
+    public func setMaxConcurrentDownloads(_ count: Int) async throws(DownloadError) {
         guard count >= 1 else { throw .invalidRequest("maxConcurrentDownloads must be at least 1, got \(count)") }
         lifecycle.setMaxConcurrentDownloads(count)
-        schedule()
+        await schedule()
     }
 
     /// How many downloads run at once now.
@@ -169,6 +174,7 @@ extension DownloadManager {
         guard !lifecycle.isShutDown else { return }
         watcherTask?.cancel()
         await performAndWait(lifecycle.shutdown())
+        await releaseClaimsAhead()
         hub.finishAll()
     }
 }

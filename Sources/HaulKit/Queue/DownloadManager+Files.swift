@@ -21,7 +21,7 @@ extension DownloadManager {
     /// settle, or to ask the server whether it has a newer copy (``ExistingFilePolicy/replaceIfNewer``, `-N`).
     /// Returns what became of it.
     @discardableResult
-    func checkCompletedFile(_ id: DownloadID, newChecksum: Bool = false) -> CompletedFileCheck {
+    func checkCompletedFile(_ id: DownloadID, newChecksum: Bool = false) async -> CompletedFileCheck {
         guard var record = records[id], record.state == .completed, lifecycle.phase(of: id) == .completed,
             let path = record.destinationPath
         else { return .complete }
@@ -32,12 +32,12 @@ extension DownloadManager {
                 sha256 != checksum.hex
             {
                 // The file Haul wrote does not have the checksum given now: fetched again, kept only if it does.
-                return reopen(&record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
+                return await reopen(record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
             }
             let unsettled = checksum != nil && (checksum?.algorithm != .sha256 || record.fingerprint?.sha256 == nil)
             guard unsettled || record.options.existingFile == .replaceIfNewer else { return .complete }
             // The job reads the file (or asks the server) before fetching anything.
-            return reopen(&record, how: nil, resumed: false)
+            return await reopen(record, how: nil, resumed: false)
         }
         let how = describe(comparison, of: record)
         let policy = record.options.existingFile
@@ -53,7 +53,7 @@ extension DownloadManager {
         if let refusal {
             record.lastError = refusal
             records[id] = record
-            perform(lifecycle.fileRefused(id))
+            await perform(lifecycle.fileRefused(id))
             return .refused
         }
         // Fetched again into a part file: the user's file stays until the new one is complete.
@@ -66,12 +66,13 @@ extension DownloadManager {
             record.transfer.durableBytes = size
             resumed = true
         }
-        return reopen(&record, how: how, resumed: resumed)
+        return await reopen(record, how: how, resumed: resumed)
     }
 
     /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
     /// changed, when it did.
-    private func reopen(_ record: inout DownloadRecord, how: String?, resumed: Bool) -> CompletedFileCheck {
+    private func reopen(_ record: DownloadRecord, how: String?, resumed: Bool) async -> CompletedFileCheck {
+        var record = record
         let id = record.downloadID
         record.transfer.finalizing = false
         record.transfer.segments = nil
@@ -84,8 +85,10 @@ extension DownloadManager {
         }
         record.updatedAt = Date()
         records[id] = record
+        // The lifecycle queues it again at once (before the store is awaited): a call meanwhile sees it queued.
+        let actions = lifecycle.reopen(id)
         do {
-            try store.saveTransfer(record)
+            try await store.saveTransfer(record)
         } catch {
             configuration.logger.error("cannot record a changed file", metadata: ["download": "\(id)"])
         }
@@ -103,7 +106,7 @@ extension DownloadManager {
                 "a completed file changed; fetching it again", metadata: ["download": "\(id)", "how": "\(how)"])
             hub.yield(id, .fileChanged(how: how, action: action))
         }
-        perform(lifecycle.reopen(id))
+        await perform(actions)
         return .reopened
     }
 
@@ -131,7 +134,7 @@ extension DownloadManager {
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before reading anything if an id is unknown.
     public func verify(_ ids: [DownloadID]) async throws(DownloadError) -> [FileVerification] {
-        for id in ids { _ = try existing(id) }
+        for id in ids { _ = try await existing(id) }
         var results: [FileVerification] = []
         for id in ids {
             guard let record = records[id] else { continue }
@@ -157,7 +160,7 @@ extension DownloadManager {
                 let (read, _) = try await FileDigest.read(path)
                 if read.sha256 == expected {
                     verification.result = .matches
-                    refreshFingerprint(of: id, to: read)
+                    await refreshFingerprint(of: id, to: read)
                 } else {
                     verification.result = .differs(actual: read.sha256 ?? "")
                     if let pieces = record.options.pieces {
@@ -175,12 +178,12 @@ extension DownloadManager {
 
     /// Records `fingerprint` (the same bytes, read again) for a completed download whose file's time or identity
     /// changed.
-    private func refreshFingerprint(of id: DownloadID, to fingerprint: FileFingerprint) {
+    private func refreshFingerprint(of id: DownloadID, to fingerprint: FileFingerprint) async {
         var fingerprint = fingerprint
         fingerprint.verification = records[id]?.fingerprint?.verification
         guard var record = records[id], record.state == .completed, record.fingerprint != fingerprint else { return }
         record.fingerprint = fingerprint
         records[id] = record
-        try? store.saveLifecycle([record])
+        try? await store.saveLifecycle([record])
     }
 }

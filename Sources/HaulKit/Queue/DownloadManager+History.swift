@@ -5,10 +5,11 @@ import Foundation
 extension DownloadManager {
     /// Reads completed download `id` from the store into memory (it is asked for by id: removed, resumed, verified);
     /// nil when there is none, or it is not a completed one (those are all in memory).
-    func loadHistory(_ id: DownloadID) -> DownloadRecord? {
-        guard historyOnDisk, records[id] == nil, let stored = try? store.fetch(id), stored.state == .completed else {
-            return nil
-        }
+    func loadHistory(_ id: DownloadID) async -> DownloadRecord? {
+        guard historyOnDisk, records[id] == nil, let stored = try? await store.fetch(id), stored.state == .completed
+        else { return nil }
+        // Read again after the await: a call meanwhile may have loaded it (it is then kept as it is).
+        if let record = records[id] { return record }
         rememberHistory([stored])
         return stored
     }
@@ -24,29 +25,29 @@ extension DownloadManager {
     }
 
     /// The records of `ids`, from memory or, for history not in memory, from the store (without keeping them).
-    func lookUp(_ ids: [DownloadID]) -> [DownloadID: DownloadRecord] {
+    func lookUp(_ ids: [DownloadID]) async -> [DownloadID: DownloadRecord] {
         var found: [DownloadID: DownloadRecord] = [:]
         var missing: [DownloadID] = []
         for id in ids {
             if let record = records[id] { found[id] = record } else { missing.append(id) }
         }
-        if historyOnDisk, !missing.isEmpty, let stored = try? store.fetch(missing) {
+        if historyOnDisk, !missing.isEmpty, let stored = try? await store.fetch(missing) {
             for record in stored { found[record.downloadID] = record }
         }
         return found
     }
 
     /// The completed downloads in the store and not in memory, oldest first (none when the history is in memory).
-    func historyIDs() -> [DownloadID] {
-        guard historyOnDisk, let ids = try? store.completedIDs() else { return [] }
+    func historyIDs() async -> [DownloadID] {
+        guard historyOnDisk, let ids = try? await store.completedIDs() else { return [] }
         return ids.filter { records[$0] == nil }
     }
 
     /// The completed downloads of the store that a URL with `key` may be asked for again: read into memory.
-    func loadHistory(matching key: String) {
+    func loadHistory(matching key: String) async {
         guard historyOnDisk else { return }
         let base = key.firstIndex(of: "?").map { String(key[..<$0]) } ?? key
-        guard let stored = try? store.fetchRecords(urlBase: base) else { return }
+        guard let stored = try? await store.fetchRecords(urlBase: base) else { return }
         rememberHistory(stored.filter { $0.state == .completed && ResourceKey.of($0.url) == key })
     }
 }

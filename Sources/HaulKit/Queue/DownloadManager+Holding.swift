@@ -8,7 +8,7 @@ extension DownloadManager {
             await performAndWait(lifecycle.hold())
         } else if lifecycle.isHeld {
             lifecycle.release()
-            schedule()
+            await schedule()
         }
     }
 

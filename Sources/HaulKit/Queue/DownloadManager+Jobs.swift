@@ -15,7 +15,7 @@ extension DownloadManager {
 
     /// Starts queued downloads while slots are free. A download whose host has no connection left goes back and
     /// frees its slot, so this goes on until every slot runs a job or nothing startable is queued.
-    func schedule() {
+    func schedule() async {
         while true {
             // Downloads of a host known busy wait without asking the store (one refusal a tick per host).
             let busy = heldHosts.isEmpty ? busyHosts : busyHosts.union(heldHosts.keys)
@@ -28,7 +28,7 @@ extension DownloadManager {
                     })
             guard !starts.isEmpty else { return }
             let heldBack = lifecycle.heldBackCount
-            perform(starts)
+            await perform(starts)
             guard lifecycle.heldBackCount > heldBack else { return }
         }
     }
@@ -44,43 +44,136 @@ extension DownloadManager {
     static func host(of record: DownloadRecord) -> String { URLHost.lowercased(in: record.url) }
 
     /// The claims of the downloads `actions` start, made together (a store across a network answers them in one
-    /// round trip), except those that ``start(_:claimed:)`` settles without the store.
-    func claimTogether(_ actions: [DownloadLifecycle.Action]) -> [DownloadID: ClaimOutcome] {
+    /// round trip), except those that ``start(_:claimed:)`` settles without the store. A store that
+    /// ``DownloadStore/claimsAhead`` also claims, in the same call, the downloads next in the queue (up to one per
+    /// slot): their starts then ask the store nothing.
+    func claimTogether(_ actions: [DownloadLifecycle.Action]) async -> [DownloadID: ClaimOutcome] {
+        var outcomes: [DownloadID: ClaimOutcome] = [:]
         var requests: [(id: DownloadID, share: HostShare)] = []
         for case .start(let id) in actions {
             guard let record = records[id], !record.isDamaged else { continue }
+            if let ahead = takeClaimAhead(id) {
+                outcomes[id] = ahead
+                continue
+            }
             let host = hostKey(of: record)
             if busyHosts.contains(host) { continue }
             requests.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
         }
-        guard requests.count > 1 else { return [:] }
-        return Dictionary(
-            zip(requests.map(\.id), store.claim(requests, viewToken: viewToken)),
-            uniquingKeysWith: { first, _ in first })
+        let ahead = store.claimsAhead && !requests.isEmpty ? nextToClaimAhead() : []
+        guard requests.count + ahead.count > 1 else { return outcomes }
+        // The starts were taken out of the queue: none of them is among the next ones.
+        let answers = await store.claim(requests + ahead, viewToken: viewToken)
+        for (request, outcome) in zip(requests, answers) { outcomes[request.id] = outcome }
+        for (request, outcome) in zip(ahead, answers.dropFirst(requests.count)) {
+            guard case .granted = outcome else { continue }
+            switch lifecycle.phase(of: request.id) {
+            case .queued?: claimedAhead[request.id] = (outcome, .now)
+            // Started meanwhile (its start claimed it again, and holds it now).
+            case .runningHere?: break
+            default: await store.release(request.id)
+            }
+        }
+        return outcomes
+    }
+
+    /// The queued downloads to claim ahead: the next ones, up to one per slot in all, not held back by a busy host.
+    private func nextToClaimAhead() -> [(id: DownloadID, share: HostShare)] {
+        let room = configuration.maxConcurrentDownloads - claimedAhead.count
+        guard room > 0 else { return [] }
+        var ahead: [(id: DownloadID, share: HostShare)] = []
+        for id in lifecycle.nextQueued(configuration.maxConcurrentDownloads) where ahead.count < room {
+            guard claimedAhead[id] == nil, let record = records[id], !record.isDamaged else { continue }
+            let host = hostKey(of: record)
+            guard !busyHosts.contains(host), heldHosts[host] == nil else { continue }
+            ahead.append((id, HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost)))
+        }
+        return ahead
+    }
+
+    /// How long a claim taken ahead stands in for the start's own: its state was read when it was taken, and another
+    /// process may pause or remove the download after that (seen only at the next look at the store). Past this, the
+    /// start claims again (the lock is held already; the state is read again).
+    static let claimAheadLifetime = Duration.milliseconds(100)
+
+    /// The claim taken ahead for `id`, if it is recent enough to stand in for the start's own (it is taken out either
+    /// way; a lock it holds stays held for the start's own claim).
+    func takeClaimAhead(_ id: DownloadID) -> ClaimOutcome? {
+        guard let ahead = claimedAhead.removeValue(forKey: id), ahead.at.duration(to: .now) <= Self.claimAheadLifetime
+        else { return nil }
+        return ahead.outcome
+    }
+
+    /// Gives back the claims taken ahead and not used (once a tick, and at shutdown), so that another process can
+    /// take those downloads.
+    func releaseClaimsAhead() async {
+        let held = claimedAhead
+        claimedAhead = [:]
+        for id in held.keys.sorted() {
+            // A start takes its download out of the claims ahead, so none runs; kept if one somehow does.
+            if case .runningHere? = lifecycle.phase(of: id) { continue }
+            await store.release(id)
+        }
     }
 
     /// Starts a job for `id` once it is claimed (`claimed`: the outcome of a claim made together with others).
-    func start(_ id: DownloadID, claimed: ClaimOutcome? = nil) {
-        guard var record = records[id], !record.isDamaged else { return claimRefused(id) }
+    ///
+    /// The lifecycle made the download `runningHere` before this runs, so no other start takes it. While the claim is
+    /// awaited, a pause, removal or shutdown may come: it finds no job to stop, so the start is marked in flight
+    /// (``startsInFlight``, which ``performAndWait(_:)`` waits for), and once the claim is in, a start whose
+    /// download was asked to stop meanwhile ends as a job stopped at once would (the claim released after its
+    /// state is recorded).
+    func start(_ id: DownloadID, claimed: ClaimOutcome? = nil, freedBefore: Int? = nil) async {
+        guard var record = records[id], !record.isDamaged else { return await claimRefused(id) }
         let host = hostKey(of: record)
+        startsInFlight[id] = startsInFlight[id] ?? []
+        defer { for waiter in startsInFlight.removeValue(forKey: id) ?? [] { waiter.resume() } }
         // One refusal a tick per host: the others of a busy host wait without asking the store. A claim made
         // together with others stands (a lease it took must be used or released).
-        let outcome =
-            claimed
-            ?? (busyHosts.contains(host)
-                ? .hostBusy
-                : store.claim(
-                    id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
-                    viewToken: viewToken))
+        let outcome: ClaimOutcome
+        // The connections given back as of the store's answer (nil: not the store's answer).
+        var askedAt: Int?
+        if let claimed {
+            outcome = claimed
+            askedAt = freedBefore
+        } else if let ahead = takeClaimAhead(id) {
+            outcome = ahead
+        } else if busyHosts.contains(host) {
+            outcome = .hostBusy
+        } else {
+            askedAt = connectionsFreed
+            outcome = await store.claim(
+                id, share: HostShare(host: host, wanted: 1, limit: configuration.maxConnectionsPerHost),
+                viewToken: viewToken)
+        }
+        switch lifecycle.phase(of: id) {
+        case .runningHere(stopping: nil):
+            // Still to run here: the record may have changed while the claim was awaited.
+            record = records[id] ?? record
+        case .runningHere:
+            // A pause, removal or shutdown came while the claim was awaited: the job ends before it runs.
+            return await jobEnded(id, .stopped(record), started: false)
+        default:
+            // Dropped meanwhile (another process deleted it).
+            return await store.release(id)
+        }
         switch outcome {
         case .granted:
             break
         case .hostBusy:
-            busyHosts.insert(host)
-            perform(lifecycle.hostBusy(id))
+            if let askedAt, askedAt != connectionsFreed {
+                // Connections were given back while the claim was on its way: the answer may not count them. Back
+                // to the queue, and asked again at once rather than at the next tick.
+                await perform(lifecycle.hostBusy(id))
+                lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+                Task { await schedule() }
+            } else {
+                busyHosts.insert(host)
+                await perform(lifecycle.hostBusy(id))
+            }
             return
         case .refused:
-            return claimRefused(id)
+            return await claimRefused(id)
         }
         let now = Date()
         record.state = .running
@@ -88,58 +181,82 @@ extension DownloadManager {
         record.updatedAt = now
         record.lastError = nil
         records[id] = record
-        // With hooks or webhooks, `running` is recorded at once (not at the next tick), before the job can finish, so
-        // that every start is in the outbox: a download shorter than a tick would go from queued to completed.
-        var recordedRunning = false
-        if eventOutbox != nil {
-            do {
-                try store.recordRunning([record])
-                recordedRunning = true
-            } catch {
-                configuration.logger.error("cannot record a running download", metadata: ["error": "\(error)"])
-            }
-        }
 
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
         let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
-        let task = Task { [record, environment = jobEnvironment] in
+        // With hooks or webhooks, `running` is recorded before the job starts (not at the next tick), so that every
+        // start is in the outbox: a download shorter than a tick would go from queued to completed.
+        let recordsRunning = eventOutbox != nil
+        let task = Task { [record, environment = jobEnvironment, store, logger = configuration.logger] in
+            if recordsRunning {
+                do {
+                    try await store.recordRunning([record])
+                } catch {
+                    logger.error("cannot record a running download", metadata: ["error": "\(error)"])
+                    // The next tick records it.
+                    self.runningNotRecorded(id)
+                }
+            }
             var job = DownloadJob(
                 record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
                 environment: environment)
             let outcome = await job.run()
-            self.jobEnded(id, outcome)
+            await self.jobEnded(id, outcome)
         }
         jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
-        jobs[id]?.runningRecorded = recordedRunning
+        jobs[id]?.runningRecorded = recordsRunning
         hub.yield(id, .status(.running))
     }
 
+    /// Returns once `id` is not being started (its claim awaited by ``start(_:claimed:)``).
+    func startSettled(_ id: DownloadID) async {
+        guard startsInFlight[id] != nil else { return }
+        await withCheckedContinuation { startsInFlight[id, default: []].append($0) }
+    }
+
+    /// The job's `running` could not be recorded when it started.
+    func runningNotRecorded(_ id: DownloadID) { jobs[id]?.runningRecorded = false }
+
     /// Another process runs the download (or it cannot run): show what the store records, and take over if its owner
     /// dies.
-    private func claimRefused(_ id: DownloadID) {
-        let stored = try? store.fetch(id)
+    private func claimRefused(_ id: DownloadID) async {
+        let stored = try? await store.fetch(id)
         if let stored { replace(with: stored) }
-        perform(lifecycle.claimFailed(id, recorded: stored?.state))
+        await perform(lifecycle.claimFailed(id, recorded: stored?.state))
     }
 
     /// The job has its complete file: its slot goes to the next queued download while the file is finished.
-    func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) {
+    func jobFinishing(_ id: DownloadID, holding heldBytes: Int64?) async {
         guard lifecycle.finishingStarted(id, holding: heldBytes) else { return }
-        slotGivenBack(id)
+        await slotGivenBack(id)
     }
 
     /// The job gave its slot back (it holds no connection): the next queued download takes it.
-    func slotGivenBack(_ id: DownloadID) {
-        guard store.claimsTogether else { return schedule() }
+    func slotGivenBack(_ id: DownloadID) async {
+        guard store.claimsTogether else { return await schedule() }
         // Later, once the jobs that finished meanwhile have given their slots too: their hosts' connections are
-        // given back together, and the next downloads claimed together.
+        // given back together, and the next downloads claimed together. One round at a time: the slots given back
+        // while a round awaits the store go in the next one (a round each would be a round trip each).
         connectionsDone.append(id)
-        guard connectionsDone.count == 1 else { return }
+        guard !givingBackSlots else { return }
+        givingBackSlots = true
         Task {
-            store.connectionsDone(connectionsDone)
-            connectionsDone = []
-            schedule()
+            while !connectionsDone.isEmpty {
+                let done = connectionsDone
+                connectionsDone = []
+                await store.connectionsDone(done)
+                connectionsFreed += 1
+                // Their hosts' connections are free now: downloads held back for a host found busy meanwhile (a claim
+                // that counted these connections still taken) ask again at once rather than at the next tick.
+                let freed = Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) })
+                if !busyHosts.isDisjoint(with: freed) {
+                    busyHosts.subtract(freed)
+                    lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+                }
+                await schedule()
+            }
+            givingBackSlots = false
         }
     }
 
@@ -148,18 +265,20 @@ extension DownloadManager {
         // A job back from waiting for its host ends the host's hold: its queued downloads may start again.
         let released = hostWaitEnded(id)
         guard !lifecycle.slotNeeded(id) else {
-            if released { schedule() }
+            if released { await schedule() }
             return
         }
         await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
-    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome) {
+    /// The job ended (or, `started` false, a start was overtaken before its job ran): records how, then releases
+    /// the claim.
+    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async {
         hostWaitEnded(id)
         // Release the claim only once the outcome is in the database, so no other process takes over a download
         // that was just paused or finished.
-        guard jobs.removeValue(forKey: id) != nil, var record = records[id] else {
-            store.release(id)
+        guard !started || jobs.removeValue(forKey: id) != nil, var record = records[id] else {
+            await store.release(id)
             return
         }
         let host = hostKey(of: record)
@@ -184,17 +303,18 @@ extension DownloadManager {
         records[id] = record
         let actions = lifecycle.jobEnded(id, ending)
         if lifecycle.phase(of: id) == .completed { records[id]?.state = .completed }
-        if let failure = perform(actions).failure {
+        if let failure = await perform(actions).failure {
             removalFailures[id] = failure
             // Kept because a file could not be deleted: stopped, not running, so it can be removed again.
-            perform(lifecycle.removalFailed(id))
+            await perform(lifecycle.removalFailed(id))
         }
-        store.release(id)
+        await store.release(id)
+        connectionsFreed += 1
         // Its connections are free again: downloads of its host held back here may take them at once.
         if busyHosts.remove(host) != nil {
             lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
         }
-        schedule()
+        await schedule()
     }
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
@@ -237,10 +357,10 @@ final class ManagerJobHost: JobHost {
         hub.yield(id, change())
     }
 
-    func widenClaim(_ id: DownloadID, host: String, wanted: Int) -> Int {
+    func widenClaim(_ id: DownloadID, host: String, wanted: Int) async -> Int {
         // A host that throttled gets no more connections than its backoff allows.
         let allowed = min(wanted, pacer.connectionCap(host) ?? wanted)
-        return store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: connectionLimit))
+        return await store.widenClaim(id, share: HostShare(host: host, wanted: allowed, limit: connectionLimit))
     }
 
     func finishingStarts(_ id: DownloadID, holding heldBytes: Int64?) async {

@@ -15,17 +15,25 @@ extension DownloadManager {
     }
 
     /// Applies what other processes changed in the store, and takes over downloads whose owner ended.
+    ///
+    /// One look at a time (the watcher task is its only caller; the flag makes it so): the watcher's state is taken
+    /// out for the look, which awaits the store, and put back.
     func reconcile() async {
-        guard !lifecycle.isShutDown else { return }
-        recordRunning()
-        for id in store.lostClaims().sorted() {
+        guard !lifecycle.isShutDown, !reconciling else { return }
+        reconciling = true
+        defer { reconciling = false }
+        await releaseClaimsAhead()
+        await recordRunning()
+        for id in await store.lostClaims().sorted() {
             configuration.logger.warning(
                 "another worker took over the download; stopping here", metadata: ["download": "\(id)"])
             await performAndWait(lifecycle.claimLost(id))
         }
-        let changes = watcher.look(at: store, unfinishedOnly: historyOnDisk) {
+        var watcher = self.watcher
+        let changes = await watcher.look(at: store, unfinishedOnly: historyOnDisk) {
             historyOnDisk ? lifecycle.entries.values.reduce(0) { $1.phase == .completed ? $0 : $0 + 1 } : records.count
         }
+        self.watcher = watcher
         if let changes {
             // Until every change is taken in (the loop below waits), claims read the state again.
             viewToken = nil
@@ -42,17 +50,18 @@ extension DownloadManager {
             viewToken = watcher.lastToken
         }
         let watched = lifecycle.watchedElsewhere
-        let stillClaimed = store.claimedElsewhere(watched)
+        let stillClaimed = await store.claimedElsewhere(watched)
         for id in watched where !stillClaimed.contains(id) {
             // The claim is free: the other process ended. Take over only what it left unfinished.
-            let stored = try? store.fetch(id)
+            let stored = try? await store.fetch(id)
             if let stored { replace(with: stored) }
-            perform(lifecycle.claimReleased(id, recorded: stored?.state, priority: stored?.options.priority ?? 0))
+            await perform(
+                lifecycle.claimReleased(id, recorded: stored?.state, priority: stored?.options.priority ?? 0))
         }
         // A host whose connections were all taken gets one more try a tick.
         busyHosts = []
         lifecycle.releaseHeldBack()
-        schedule()
+        await schedule()
     }
 
     /// Takes the store's view of a download that another process recorded (or added).
@@ -71,13 +80,13 @@ extension DownloadManager {
 
     /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:
     /// a pause or removal from another process in the meantime is never overwritten (the tick then applies it).
-    private func recordRunning() {
+    private func recordRunning() async {
         let unrecorded = jobs.filter { !$0.value.runningRecorded }.keys
         guard !unrecorded.isEmpty else { return }
         for id in unrecorded { jobs[id]?.runningRecorded = true }
         let started = unrecorded.compactMap { id in records[id].flatMap { $0.state == .running ? $0 : nil } }
         do {
-            try store.recordRunning(started)
+            try await store.recordRunning(started)
         } catch {
             configuration.logger.error("cannot record running downloads", metadata: ["error": "\(error)"])
         }

@@ -3,8 +3,8 @@ import Foundation
 extension DownloadManager {
     /// The politeness state of every host: the fleet's with a shared queue, else this manager's (see
     /// `docs/politeness.md`).
-    public func hosts() throws(DownloadError) -> [HostStatus] {
-        if let shared = store.sharedHostBudget { return try shared.hostStatuses() }
+    public func hosts() async throws(DownloadError) -> [HostStatus] {
+        if let shared = store.sharedHostBudget { return try await shared.hostStatuses() }
         return session.pacer.statuses()
     }
 
@@ -12,13 +12,13 @@ extension DownloadManager {
     /// of another host meanwhile, and the host's queued downloads wait until the job takes a slot again (its wait is
     /// the host's). Returns whether the slot was given (not when the job is being stopped, or as many jobs as allowed
     /// are off their slots already).
-    func jobWaitsForHost(_ id: DownloadID, host: String, for wait: Duration) -> Bool {
+    func jobWaitsForHost(_ id: DownloadID, host: String, for wait: Duration) async -> Bool {
         guard !host.isEmpty, lifecycle.finishingStarted(id, holding: nil) else { return false }
         configuration.logger.debug(
             "waiting for the host without a slot",
             metadata: ["download": "\(id)", "host": "\(host)", "seconds": "\(wait.inSeconds)"])
         heldHosts[host, default: []].insert(id)
-        slotGivenBack(id)
+        await slotGivenBack(id)
         return true
     }
 

@@ -2,42 +2,45 @@ import Foundation
 
 extension DownloadManager {
     /// The state of one download, or nil if there is none with that id.
-    public func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
-        (records[id] ?? lookUp([id])[id]).map(snapshot(of:))
+    public func snapshot(_ id: DownloadID) async -> DownloadSnapshot? {
+        if let record = records[id] { return snapshot(of: record) }
+        return await lookUp([id])[id].map(snapshot(of:))
     }
 
     /// All downloads, oldest first, optionally only those in `states`.
-    public func snapshots(in states: Set<DownloadState>? = nil) -> [DownloadSnapshot] {
+    public func snapshots(in states: Set<DownloadState>? = nil) async -> [DownloadSnapshot] {
         // Filter first: a few running downloads among 100,000 are found without sorting them all.
         guard let states else {
             return historyOnDisk
-                ? snapshots(of: ids(in: Set(DownloadState.allCases))) : records.inIDOrder.map(snapshot(of:))
+                ? await snapshots(of: ids(in: Set(DownloadState.allCases))) : records.inIDOrder.map(snapshot(of:))
         }
-        return snapshots(of: ids(in: states))
+        return await snapshots(of: ids(in: states))
     }
 
     /// The identifiers of the downloads in `states`, oldest first; cheaper than ``snapshots(in:)`` for a large queue.
-    public func ids(in states: Set<DownloadState>) -> [DownloadID] {
+    public func ids(in states: Set<DownloadState>) async -> [DownloadID] {
         // The lifecycle's small entries, not the records, are scanned: it keeps every download's state.
         var ids: [DownloadID] = []
         for (id, entry) in lifecycle.entries where states.contains(entry.phase.state) { ids.append(id) }
-        if states.contains(.completed) { ids += historyIDs() }
+        if states.contains(.completed) { ids += await historyIDs() }
         return ids.sorted()
     }
 
     /// The identifiers of the downloads in `states` in `order`; cheaper than sorting ``snapshots(in:)``.
-    public func ids(in states: Set<DownloadState>, order: DownloadOrder) -> [DownloadID] {
+    public func ids(in states: Set<DownloadState>, order: DownloadOrder) async -> [DownloadID] {
         // Small keys, not whole records, are collected and sorted: this runs every second for dashboards.
         switch order {
         case .added:
-            return ids(in: states)
+            return await ids(in: states)
         case .queue:
             var keys: [(priority: Int, id: DownloadID)] = []
             for (id, entry) in lifecycle.entries where states.contains(entry.phase.state) {
                 keys.append((entry.priority, id))
             }
             if states.contains(.completed) {
-                for record in lookUp(historyIDs()).values { keys.append((record.options.priority, record.downloadID)) }
+                for record in await lookUp(historyIDs()).values {
+                    keys.append((record.options.priority, record.downloadID))
+                }
             }
             keys.sort { $0.priority != $1.priority ? $0.priority > $1.priority : $0.id < $1.id }
             return keys.map(\.id)
@@ -48,7 +51,7 @@ extension DownloadManager {
                 keys.append((record.completedAt ?? record.updatedAt, id))
             }
             if states.contains(.completed) {
-                for record in lookUp(historyIDs()).values {
+                for record in await lookUp(historyIDs()).values {
                     keys.append((record.completedAt ?? record.updatedAt, record.downloadID))
                 }
             }
@@ -58,30 +61,31 @@ extension DownloadManager {
     }
 
     /// The snapshots of `ids`, in that order (unknown ids are left out).
-    public func snapshots(of ids: [DownloadID]) -> [DownloadSnapshot] {
-        let found = lookUp(ids)
+    public func snapshots(of ids: [DownloadID]) async -> [DownloadSnapshot] {
+        let found = await lookUp(ids)
         return ids.compactMap { found[$0].map(snapshot(of:)) }
     }
 
     /// Which worker of a shared queue (a shared ``Configuration/store``) runs each download now, by its worker name;
     /// empty for the embedded database, whose processes have no names.
-    public func workers() throws(DownloadError) -> [DownloadID: String] { try store.claimHolders() }
+    public func workers() async throws(DownloadError) -> [DownloadID: String] { try await store.claimHolders() }
 
     /// The state of one download, or nil if there is none with that id.
-    public func state(of id: DownloadID) -> DownloadState? {
-        records[id]?.state ?? lookUp([id])[id]?.state
+    public func state(of id: DownloadID) async -> DownloadState? {
+        if let state = records[id]?.state { return state }
+        return await lookUp([id])[id]?.state
     }
 
     /// The states of `ids`, in that order (nil for an unknown id); one call for a batch just added.
-    public func states(of ids: [DownloadID]) -> [DownloadState?] {
-        let found = lookUp(ids)
+    public func states(of ids: [DownloadID]) async -> [DownloadState?] {
+        let found = await lookUp(ids)
         return ids.map { found[$0]?.state }
     }
 
     /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
-    public func count(in states: Set<DownloadState>) -> Int {
+    public func count(in states: Set<DownloadState>) async -> Int {
         let here = lifecycle.entries.values.reduce(0) { states.contains($1.phase.state) ? $0 + 1 : $0 }
-        return here + (states.contains(.completed) ? historyIDs().count : 0)
+        return here + (states.contains(.completed) ? await historyIDs().count : 0)
     }
 
     /// Every event of every download, from now on.
@@ -103,7 +107,7 @@ extension DownloadManager {
 
     /// Waits until a download completes and returns its file, or throws why it failed or was removed.
     public func wait(for id: DownloadID) async throws(DownloadError) -> URL {
-        adoptIfAddedElsewhere(id)
+        await adoptIfAddedElsewhere(id)
         guard let record = records[id] else { throw .unknownDownload(id) }
         switch record.state {
         case .completed: return URL(fileURLWithPath: record.destinationPath ?? "", isDirectory: false)
@@ -132,7 +136,7 @@ extension DownloadManager {
     public func waitUntilEnded(_ ids: [DownloadID]) async {
         var pending = Set<DownloadID>()
         for id in ids {
-            adoptIfAddedElsewhere(id)
+            await adoptIfAddedElsewhere(id)
             guard let state = records[id]?.state, state != .completed, state != .failed, state != .interrupted else {
                 continue
             }
@@ -143,15 +147,17 @@ extension DownloadManager {
         // missed.
         let waiter = DownloadEndWaiter(pending: pending)
         let token = hub.subscribe(handler: waiter.receive, ended: waiter.end)
-        await waiter.wait()
+        await waiter.untilEnded()
         hub.unsubscribe(token)
     }
 
     /// Takes in `id` from the database if another process added it since the last look (the waits ask for it).
-    private func adoptIfAddedElsewhere(_ id: DownloadID) {
-        guard records[id] == nil, let stored = try? store.fetch(id) else { return }
+    private func adoptIfAddedElsewhere(_ id: DownloadID) async {
+        guard records[id] == nil, let stored = try? await store.fetch(id) else { return }
+        // Read again after the await: the watcher may have taken it in meanwhile.
+        guard records[id] == nil else { return }
         if stored.state == .completed, historyOnDisk { return rememberHistory([stored]) }
-        perform(adopt(stored))
+        await perform(adopt(stored))
     }
 
     /// Adds a download and reports its progress and result through callbacks, like the classic delegate APIs.
@@ -163,8 +169,8 @@ extension DownloadManager {
         _ url: URL, to destination: DownloadDestination? = nil, options: DownloadOptions = .init(),
         progress: @escaping @Sendable (_ received: Int64, _ expected: Int64?, _ fraction: Double?) -> Void,
         completion: @escaping @Sendable (Result<URL, DownloadError>) -> Void
-    ) throws(DownloadError) -> DownloadID {
-        let id = try add(url, to: destination, options: options)
+    ) async throws(DownloadError) -> DownloadID {
+        let id = try await add(url, to: destination, options: options)
         let stream = hub.subscribe(to: id)
         if let record = records[id], record.state == .completed, let path = record.destinationPath {
             completion(.success(URL(fileURLWithPath: path, isDirectory: false)))

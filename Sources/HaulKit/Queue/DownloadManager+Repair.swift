@@ -17,7 +17,7 @@ extension DownloadManager {
     /// and ``DownloadError/Code/checksumMismatch`` when a piece cannot be fetched right or the repaired file still
     /// differs.
     public func repair(_ id: DownloadID, pieces given: PieceHashes? = nil) async throws -> RepairReport {
-        let record = try existing(id)
+        let record = try await existing(id)
         guard record.state == .completed, let path = record.destinationPath else {
             throw DownloadError.invalidRequest(
                 "download \(id) is \(record.state.rawValue), not completed: nothing to repair")
@@ -92,7 +92,7 @@ extension DownloadManager {
         kept.verification = record.fingerprint?.verification
         updated.fingerprint = kept
         records[id] = updated
-        try? store.saveLifecycle([updated])
+        try? await store.saveLifecycle([updated])
         return report
     }
 }

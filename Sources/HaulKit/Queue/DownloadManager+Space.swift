@@ -5,7 +5,7 @@ extension DownloadManager {
     /// slot (the next queued download starts: it may write elsewhere), and its record says why
     /// (``DownloadError/waitingForSpace(_:)`` as its last error, while it stays `running`), so `haul list` in
     /// another process, the dashboard and `tellStatus` show "waiting for space".
-    func jobWaitsForSpace(_ id: DownloadID, _ shortage: FreeSpaceShortage?) {
+    func jobWaitsForSpace(_ id: DownloadID, _ shortage: FreeSpaceShortage?) async {
         guard jobs[id] != nil, var record = records[id], record.state == .running else { return }
         if let shortage {
             record.lastError = .waitingForSpace(shortage)
@@ -19,12 +19,12 @@ extension DownloadManager {
         record.updatedAt = Date()
         records[id] = record
         do {
-            try store.saveLifecycle([record])
+            try await store.saveLifecycle([record])
         } catch {
             configuration.logger.error(
                 "cannot record the wait for space", metadata: ["download": "\(id)", "error": "\(error)"])
         }
         hub.yield(id, .waitingForSpace(shortage))
-        if shortage != nil, lifecycle.spaceRanOut(id) { schedule() }
+        if shortage != nil, lifecycle.spaceRanOut(id) { await schedule() }
     }
 }

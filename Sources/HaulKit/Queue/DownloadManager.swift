@@ -49,6 +49,12 @@ public actor DownloadManager {
     /// Finishing downloads whose connections are still counted in a store that claims together, and whose slots the
     /// next ``schedule()`` (queued behind the calls waiting for this actor) gives out; see `jobFinishing`.
     var connectionsDone: [DownloadID] = []
+    /// Whether a round of ``slotGivenBack(_:)`` (connections given back, then the next claims) is awaiting the store:
+    /// the slots given back meanwhile wait for the next round, together.
+    var givingBackSlots = false
+    /// How many times this manager gave connections back to the store (a job's claim released, finished jobs'
+    /// connections given back): a `hostBusy` answer to a claim sent before the last of them may be stale.
+    var connectionsFreed = 0
     /// The store's change token as of which ``records`` holds every other writer's changes (nil while it does not):
     /// a claim made while it is still the token need not read the download's state again.
     var viewToken: Int?
@@ -72,6 +78,17 @@ public actor DownloadManager {
     var removalFailures: [DownloadID: DownloadError] = [:]
     var watcher: ChangeWatcher
     var watcherTask: Task<Void, Never>?
+    /// Downloads whose start awaits its claim, with the calls waiting for it to settle (``startSettled(_:)``).
+    var startsInFlight: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
+    /// Queued downloads claimed ahead of their start (``DownloadStore/claimsAhead``), with the claim's outcome and
+    /// when it was taken: a start within ``claimAheadLifetime`` needs no claim of its own. Given back at the next look
+    /// at the store, if not started by then.
+    var claimedAhead: [DownloadID: (outcome: ClaimOutcome, at: ContinuousClock.Instant)] = [:]
+    /// Whether ``reconcile()`` is looking at the store now.
+    var reconciling = false
+    /// Whether a batch is being added, and the batches waiting for their turn (``addingTurn()``).
+    var addingBatch = false
+    var addingWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// What every job is given: made on the first start, then shared. Its host holds the manager weakly (the
     /// manager holds the environment).
@@ -89,7 +106,8 @@ public actor DownloadManager {
         engineSettings = configuration.engineSettings
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
-        eventOutbox = configuration.eventTargets.isEmpty ? nil : try store.enableOutbox(for: configuration.eventTargets)
+        eventOutbox =
+            configuration.eventTargets.isEmpty ? nil : try await store.enableOutbox(for: configuration.eventTargets)
         let transport = try HTTPTransport.shared(
             connectTimeout: configuration.connectTimeout, stallTimeout: configuration.stallTimeout,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost, proxy: configuration.proxy,
@@ -106,21 +124,21 @@ public actor DownloadManager {
             hostLimiters[host.lowercased()] = RateLimiter(bytesPerSecond: limit, clock: configuration.tickClock)
         }
         finishing = FinishingQueue(store: store, listings: reservations.listings)
-        recorder = TransferRecorder { [store] records throws(DownloadError) in try store.saveTransfers(records) }
+        recorder = TransferRecorder { [store] records throws(DownloadError) in try await store.saveTransfers(records) }
         lifecycle = DownloadLifecycle(
             rules: .init(
                 runsDownloads: configuration.runsDownloads,
                 resumesStoredDownloads: configuration.resumesStoredDownloads,
                 maxConcurrentDownloads: configuration.maxConcurrentDownloads,
                 ownsItsDownloads: configuration.ownsItsDownloads))
-        watcher = ChangeWatcher(store: store)
+        watcher = await ChangeWatcher(store: store)
 
         // Records go straight from the store into the table (never all in an array beside it: a queue of 100,000),
         // kept in local variables until all are read: each access to the actor's own was checked at run time (3% of
         // a start-up). No index by URL is kept yet (it is made when first needed).
         let keepsHistory = configuration.keepsHistoryInMemory
-        let count = try keepsHistory ? store.count() : store.unfinishedCount()
-        let history = keepsHistory ? 0 : try store.count() - count
+        let count = try await keepsHistory ? store.count() : store.unfinishedCount()
+        let history = keepsHistory ? 0 : try await store.count() - count
         historyOnDisk = history > 0
         var table = RecordTable()
         table.reserveCapacity(count)
@@ -132,10 +150,10 @@ public actor DownloadManager {
             Self.remember(record, in: &table, holding: &held)
             loaded.append((record.downloadID, record.state, record.options.priority, record.owner))
         }
-        if keepsHistory { try store.forEachRecord(load) } else { try store.forEachUnfinishedRecord(load) }
+        if keepsHistory { try await store.forEachRecord(load) } else { try await store.forEachUnfinishedRecord(load) }
         records = table
         reservations = held
-        let claimedElsewhere = store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
+        let claimedElsewhere = await store.claimedElsewhere(loaded.filter { $0.state == .running }.map(\.id))
         var actions: [DownloadLifecycle.Action] = []
         var owners = OwnerLiveness(me: ownerText)
         for (id, state, priority, owner) in loaded {
@@ -146,9 +164,9 @@ public actor DownloadManager {
         }
         // The watcher read its token before the records were loaded: they hold everything up to it.
         viewToken = watcher.lastToken
-        perform(Self.merged(actions))
+        await perform(Self.merged(actions))
         if configuration.runsDownloads { startWatching() }
-        schedule()
+        await schedule()
     }
 
     // MARK: - Performing the lifecycle's actions
@@ -160,20 +178,26 @@ public actor DownloadManager {
     }
 
     /// Performs `actions` in order.
+    ///
+    /// The store is awaited, so other calls may run on this actor meanwhile. The lifecycle changed its state when it
+    /// returned `actions` (before any await), and each action updates ``records`` before it awaits the store: a call
+    /// that runs in between sees the new state. A start that a pause, removal or shutdown overtook while its claim
+    /// was awaited is settled in ``start(_:claimed:)``.
     @discardableResult
-    func perform(_ actions: [DownloadLifecycle.Action]) -> Performed {
+    func perform(_ actions: [DownloadLifecycle.Action]) async -> Performed {
         var performed = Performed()
-        var claimed = store.claimsTogether ? claimTogether(actions) : [:]
+        let freedBefore = connectionsFreed
+        var claimed = store.claimsTogether ? await claimTogether(actions) : [:]
         for action in actions {
             switch action {
             case .record(let ids, let state):
-                record(ids, state)
+                await record(ids, state)
             case .report(let id):
                 guard let state = lifecycle.phase(of: id)?.state, records[id] != nil else { continue }
                 records[id]?.state = state
                 if let record = records[id] { hub.yield(id, .status(status(of: record))) }
             case .start(let id):
-                start(id, claimed: claimed.removeValue(forKey: id))
+                await start(id, claimed: claimed.removeValue(forKey: id), freedBefore: freedBefore)
             case .stop(let id, _):
                 jobs[id]?.task.cancel()
                 // A job waiting for a slot goes on to see that it is stopped.
@@ -182,7 +206,7 @@ public actor DownloadManager {
             case .grantSlot(let id):
                 slotWaiters.removeValue(forKey: id)?.resume()
             case .forget(let ids, let deletingFiles):
-                if let failure = forget(ids, deletingFiles: deletingFiles) {
+                if let failure = await forget(ids, deletingFiles: deletingFiles) {
                     performed.failure = performed.failure ?? failure
                 }
             case .drop(let id):
@@ -195,9 +219,11 @@ public actor DownloadManager {
     /// Performs `actions` and waits for the jobs they stop to end; returns the first file that could not be deleted.
     @discardableResult
     func performAndWait(_ actions: [DownloadLifecycle.Action]) async -> DownloadError? {
-        let performed = perform(actions)
+        let performed = await perform(actions)
         var failure = performed.failure
         for id in performed.stops {
+            // A job still being started (its claim awaited) is waited for too: its start settles first.
+            await startSettled(id)
             if let job = jobs[id] { await job.task.value }
             if let removal = removalFailures.removeValue(forKey: id) { failure = failure ?? removal }
         }
@@ -219,7 +245,7 @@ public actor DownloadManager {
     }
 
     /// Records downloads in `state` (one transaction) and reports it.
-    private func record(_ ids: [DownloadID], _ state: DownloadState) {
+    private func record(_ ids: [DownloadID], _ state: DownloadState) async {
         let now = Date()
         let changed = ids.compactMap { id -> DownloadRecord? in
             guard var record = records[id] else { return nil }
@@ -231,7 +257,7 @@ public actor DownloadManager {
             return record
         }
         do {
-            try store.saveLifecycle(changed)
+            try await store.saveLifecycle(changed)
         } catch {
             configuration.logger.error(
                 "cannot record states", metadata: ["downloads": "\(changed.map(\.downloadID))", "error": "\(error)"])
@@ -263,8 +289,9 @@ public actor DownloadManager {
         if let path = stored.destinationPath, path != current.destinationPath { reservations.hold(path, for: id) }
     }
 
-    func existing(_ id: DownloadID) throws(DownloadError) -> DownloadRecord {
-        guard let record = records[id] ?? loadHistory(id) else { throw .unknownDownload(id) }
+    func existing(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord {
+        if let record = records[id] { return record }
+        guard let record = await loadHistory(id) else { throw .unknownDownload(id) }
         return record
     }
 
@@ -274,7 +301,7 @@ public actor DownloadManager {
 
     /// Deletes the downloads' partial data (and completed files if asked) and forgets them in one transaction;
     /// one whose file cannot be deleted is kept. Returns the first error.
-    private func forget(_ ids: [DownloadID], deletingFiles: Bool) -> DownloadError? {
+    private func forget(_ ids: [DownloadID], deletingFiles: Bool) async -> DownloadError? {
         var forgotten: [DownloadID] = []
         var failure: DownloadError?
         for id in ids {
@@ -291,10 +318,11 @@ public actor DownloadManager {
             }
         }
         do {
-            try store.delete(forgotten)
+            try await store.delete(forgotten)
         } catch {
             return error
         }
+        // Dropped once the records are deleted (a failed delete keeps them); one already dropped meanwhile is skipped.
         for id in forgotten { dropFromMemory(id) }
         return failure
     }

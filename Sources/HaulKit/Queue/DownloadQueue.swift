@@ -23,6 +23,9 @@ struct DownloadQueue: Sendable {
 
     func contains(_ id: DownloadID) -> Bool { priorities[id] != nil }
 
+    /// The next `count` to start, in order, without taking them.
+    func prefix(_ count: Int) -> [DownloadID] { entries[head..<min(entries.count, head + max(0, count))].map(\.id) }
+
     mutating func insert(_ id: DownloadID, priority: Int) {
         remove(id)
         let entry = Entry(priority: priority, id: id)

@@ -6,16 +6,15 @@
 /// links no database client but SQLite's: a backend comes from the module that provides it.
 public struct DownloadStoreFactory: Sendable {
     /// Whether several managers, on several machines, share the store: a download added without a destination then
-    /// goes to the download directory of the manager that runs it, and the store's I/O waits on the calling thread
-    /// (so tasks must not run on the HTTP client's event loops, ``TaskPlacement``).
+    /// goes to the download directory of the manager that runs it.
     public let isShared: Bool
     /// Opens (or creates) the store for a manager with this configuration.
-    package let make: @Sendable (DownloadManager.Configuration) throws(DownloadError) -> any DownloadStore
+    package let make: @Sendable (DownloadManager.Configuration) async throws(DownloadError) -> any DownloadStore
 
     /// A factory of another backend (a target of this package: the store protocol is not public).
     package init(
         isShared: Bool,
-        make: @escaping @Sendable (DownloadManager.Configuration) throws(DownloadError) -> any DownloadStore
+        make: @escaping @Sendable (DownloadManager.Configuration) async throws(DownloadError) -> any DownloadStore
     ) {
         self.isShared = isShared
         self.make = make
@@ -23,7 +22,14 @@ public struct DownloadStoreFactory: Sendable {
 
     /// The embedded SQLite database at ``DownloadManager/Configuration/databaseURL`` (made if missing): the default.
     public static let sqlite = DownloadStoreFactory(isShared: false) { configuration throws(DownloadError) in
-        try SQLiteDownloadStore(path: configuration.databaseURL.path)
+        // Opening migrates the schema (blocking file I/O, once): on NIO's blocking thread pool.
+        do {
+            return try await onBlockingPool { try SQLiteDownloadStore(path: configuration.databaseURL.path) }
+        } catch let error as DownloadError {
+            throw error
+        } catch {
+            throw .stateDatabase(path: configuration.databaseURL.path, reason: "\(error)")
+        }
     }
 
     /// Downloads recorded in memory only: no state file is read or written (``DownloadManager/Configuration/databaseURL``

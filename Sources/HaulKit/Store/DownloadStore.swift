@@ -3,8 +3,9 @@ import Foundation
 /// Where downloads are recorded: the only way the manager, its jobs and the finishing queue reach persistence.
 ///
 /// ``SQLiteDownloadStore`` (the embedded default) implements it over one SQLite file; a shared-queue backend is a new
-/// conforming type. Every call is one transaction and is synchronous: a call is a short commit on the embedded
-/// database, and a networked backend does its I/O on threads of its own.
+/// conforming type. Every call is one transaction and is asynchronous: a caller suspends while the store's I/O runs
+/// where the store runs it (SQLite on GRDB's writer and reader queues, PostgreSQL on postgres-nio's event loops; see
+/// "Where blocking I/O runs" in docs/architecture.md), never blocking a cooperative thread or the caller's actor.
 ///
 /// Writers never overlap: the manager writes the life-cycle and settings columns, the running job its transfer
 /// columns (``DownloadColumn/Owner``). A download runs only where it is *claimed*: the claim is what keeps two
@@ -16,66 +17,69 @@ package protocol DownloadStore: AnyObject, Sendable {
     // MARK: Reading
 
     /// Every record, oldest first. A row that cannot be read comes back as a damaged record, never as an error.
-    func fetchAll() throws(DownloadError) -> [DownloadRecord]
+    nonisolated(nonsending) func fetchAll() async throws(DownloadError) -> [DownloadRecord]
     /// Hands every record to `body`, oldest first, without holding them all at once (a queue of 100,000 is read at
     /// start-up). A row that cannot be read comes as a damaged record.
-    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError)
+    nonisolated(nonsending) func forEachRecord(_ body: (DownloadRecord) -> Void) async throws(DownloadError)
     /// Hands every record that is not `completed` to `body`, oldest first: the queue and what can still change, not
     /// the history of finished downloads (read on demand).
-    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError)
+    nonisolated(nonsending) func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) async throws(DownloadError)
     /// How many records are not `completed`.
-    func unfinishedCount() throws(DownloadError) -> Int
+    nonisolated(nonsending) func unfinishedCount() async throws(DownloadError) -> Int
     /// The ids of the `completed` records, oldest first.
-    func completedIDs() throws(DownloadError) -> [DownloadID]
+    nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID]
     /// The records of `ids` that exist, in id order.
-    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord]
+    nonisolated(nonsending) func fetch(_ ids: [DownloadID]) async throws(DownloadError) -> [DownloadRecord]
     /// The records whose URL is `base` or `base` followed by a query (`base?…`): the candidates when a download is
     /// asked for again (``ResourceKey``).
-    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord]
+    nonisolated(nonsending) func fetchRecords(urlBase base: String) async throws(DownloadError) -> [DownloadRecord]
     /// One record, or nil if there is none with that id.
-    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord?
+    nonisolated(nonsending) func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord?
     /// Records changed at or after `date` (by any writer).
-    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord]
+    nonisolated(nonsending) func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord]
     /// The identifiers of all records.
-    func fetchIDs() throws(DownloadError) -> Set<DownloadID>
+    nonisolated(nonsending) func fetchIDs() async throws(DownloadError) -> Set<DownloadID>
     /// How many records there are.
-    func count() throws(DownloadError) -> Int
+    nonisolated(nonsending) func count() async throws(DownloadError) -> Int
     /// A number that changes whenever another writer (another process, say) commits a change.
-    func changeToken() throws(DownloadError) -> Int
+    nonisolated(nonsending) func changeToken() async throws(DownloadError) -> Int
 
     // MARK: Writing
 
     /// Inserts new records in one transaction and returns them with their identifiers (set in place: a batch of
     /// 100,000 given up by its caller is not copied).
-    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord]
+    nonisolated(nonsending) func insert(
+        _ records: consuming [DownloadRecord]
+    ) async throws(DownloadError) -> [DownloadRecord]
     /// Writes the manager's life-cycle columns of several records in one transaction.
-    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError)
+    nonisolated(nonsending) func saveLifecycle(_ records: [DownloadRecord]) async throws(DownloadError)
     /// Records downloads as running (with their start time), but only those still `queued`: a pause or removal
     /// written by another process since is kept.
-    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError)
+    nonisolated(nonsending) func recordRunning(_ records: [DownloadRecord]) async throws(DownloadError)
     /// Writes the options of `record` (changed after it was added).
-    func saveSettings(_ record: DownloadRecord) throws(DownloadError)
+    nonisolated(nonsending) func saveSettings(_ record: DownloadRecord) async throws(DownloadError)
     /// Writes the job's columns of several records (with their destination paths) in one transaction.
-    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError)
+    nonisolated(nonsending) func saveTransfers(_ records: [DownloadRecord]) async throws(DownloadError)
     /// Writes, in one transaction, the life-cycle columns of `lifecycle` and the job's columns of `transfers` (the
     /// finishing queue: one group recorded completed together with the next group's files).
-    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError)
+    nonisolated(nonsending) func saveLifecycleAndTransfers(
+        lifecycle: [DownloadRecord], transfers: [DownloadRecord]) async throws(DownloadError)
     /// Records that `durableBytes` (and, with `segments`, each segment's bytes) are synced, unless the part file was
     /// cut back since (another `generation`) or the finishing group has taken the record (`finalizing`: a checkpoint
     /// that was still syncing when the download finished never writes over it); returns whether it was recorded.
     @discardableResult
-    func checkpoint(
+    nonisolated(nonsending) func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
-    ) throws(DownloadError) -> Bool
+    ) async throws(DownloadError) -> Bool
     /// Forgets the boot the part file was written in, so the next run trusts only the bytes the last checkpoint
     /// recorded as synced.
-    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError)
+    nonisolated(nonsending) func distrustUnsyncedBytes(_ id: DownloadID) async throws(DownloadError)
     /// Deletes records in one transaction.
-    func delete(_ ids: [DownloadID]) throws(DownloadError)
+    nonisolated(nonsending) func delete(_ ids: [DownloadID]) async throws(DownloadError)
     /// Checks that the store is reachable and takes writes now (a daemon's `/readyz`): opens a write transaction and
     /// rolls it back, changing nothing. A networked store connects again first if its connection was lost. Throws
     /// why not.
-    func probe() throws(DownloadError)
+    nonisolated(nonsending) func probe() async throws(DownloadError)
 
     // MARK: Claiming
 
@@ -86,32 +90,38 @@ package protocol DownloadStore: AnyObject, Sendable {
     ///
     /// `viewToken` is the ``changeToken()`` as of which the caller's view of the download is complete: while it is
     /// still the token, no other writer changed anything since, and the store need not read the state again.
-    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome
+    nonisolated(nonsending) func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome
     /// Whether ``claim(_:viewToken:)`` of several downloads costs less than a claim of each: a store across a network
     /// answers them in one round trip, and the manager then gathers the downloads it starts together.
     var claimsTogether: Bool { get }
+    /// Whether a download may be claimed before it starts, while it waits next in the queue (``DownloadManager``
+    /// claims the next ones with the starts, in the same call): true where a claim holds only the download (SQLite's
+    /// lock), false (the default) where it also takes a share of its host's connections (the fleet's).
+    var claimsAhead: Bool { get }
     /// Where the fleet keeps its hosts' request schedules and backoff; nil (the default) for a store of one process.
     var sharedHostBudget: (any SharedHostBudget)? { get }
     /// Claims several downloads in order, each as ``claim(_:share:viewToken:)`` would (a later one sees the host's
     /// connections the earlier ones took), and returns their outcomes in the same order.
-    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome]
+    nonisolated(nonsending) func claim(
+        _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
+    ) async -> [ClaimOutcome]
     /// Asks for more of the host's connections for a download this owner holds (to split it): returns how many it
     /// may open now, at least 1 and at most `share.wanted`. The share is kept until the claim is released.
-    func widenClaim(_ id: DownloadID, share: HostShare) -> Int
+    nonisolated(nonsending) func widenClaim(_ id: DownloadID, share: HostShare) async -> Int
     /// These downloads, which this owner holds, use no connection now (their bodies have arrived and their files are
     /// being finished): a store that holds host limits across workers gives their share of the host back, and keeps
     /// the claims.
-    func connectionsDone(_ ids: [DownloadID])
+    nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async
     /// Gives up a claim this owner holds.
-    func release(_ id: DownloadID)
+    nonisolated(nonsending) func release(_ id: DownloadID) async
     /// Those of `ids` that a live owner elsewhere holds (one query). Ask only for downloads this owner does not hold.
-    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID>
+    nonisolated(nonsending) func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID>
     /// The claims this owner lost since the last call (a shared queue's lease that ran out, and another worker
     /// took); a claim that ends only with its owner is never lost.
-    func lostClaims() -> Set<DownloadID>
+    nonisolated(nonsending) func lostClaims() async -> Set<DownloadID>
     /// Who holds each live claim, where owners have names (a shared queue's workers); empty where claims are
     /// anonymous (SQLite's locks).
-    func claimHolders() throws(DownloadError) -> [DownloadID: String]
+    nonisolated(nonsending) func claimHolders() async throws(DownloadError) -> [DownloadID: String]
 
     // MARK: Events
 
@@ -119,7 +129,7 @@ package protocol DownloadStore: AnyObject, Sendable {
     /// download started, paused, completed, failed or removed before it finished), in the transaction of the change,
     /// and returns the outbox to deliver them from. Called once, before anything is written; without it, nothing is
     /// recorded and a state change costs nothing more.
-    func enableOutbox(for targets: [EventTarget]) throws(DownloadError) -> any EventOutbox
+    nonisolated(nonsending) func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox
 }
 
 /// The connections a claim asks for on its download's host, and how many that host may have in all.
@@ -144,51 +154,68 @@ package enum ClaimOutcome: Equatable, Sendable {
 
 extension DownloadStore {
     package var claimsTogether: Bool { false }
+    package var claimsAhead: Bool { false }
     package var sharedHostBudget: (any SharedHostBudget)? { nil }
 
-    package func connectionsDone(_ ids: [DownloadID]) {}
+    package nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async {}
 
-    package func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
-        requests.map { claim($0.id, share: $0.share, viewToken: viewToken) }
+    package nonisolated(nonsending) func claim(
+        _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
+    ) async -> [ClaimOutcome] {
+        var outcomes: [ClaimOutcome] = []
+        for request in requests { outcomes.append(await claim(request.id, share: request.share, viewToken: viewToken)) }
+        return outcomes
     }
 
     /// ``claim(_:share:viewToken:)`` with no view to trust: the state is read again.
-    func claim(_ id: DownloadID, share: HostShare) -> ClaimOutcome { claim(id, share: share, viewToken: nil) }
-
-    package func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
-        for record in try fetchAll() { body(record) }
+    nonisolated(nonsending) func claim(_ id: DownloadID, share: HostShare) async -> ClaimOutcome {
+        await claim(id, share: share, viewToken: nil)
     }
 
-    package func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
-        try forEachRecord { if $0.state != .completed { body($0) } }
+    package nonisolated(nonsending) func forEachRecord(_ body: (DownloadRecord) -> Void) async throws(DownloadError) {
+        for record in try await fetchAll() { body(record) }
     }
 
-    package func unfinishedCount() throws(DownloadError) -> Int {
+    package nonisolated(nonsending) func forEachUnfinishedRecord(
+        _ body: (DownloadRecord) -> Void
+    ) async throws(DownloadError) {
+        try await forEachRecord { if $0.state != .completed { body($0) } }
+    }
+
+    package nonisolated(nonsending) func unfinishedCount() async throws(DownloadError) -> Int {
         var count = 0
-        try forEachUnfinishedRecord { _ in count += 1 }
+        try await forEachUnfinishedRecord { _ in count += 1 }
         return count
     }
 
-    package func completedIDs() throws(DownloadError) -> [DownloadID] {
-        try fetchAll().filter { $0.state == .completed }.map(\.downloadID)
+    package nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID] {
+        try await fetchAll().filter { $0.state == .completed }.map(\.downloadID)
     }
 
-    package func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
+    package nonisolated(nonsending) func fetch(_ ids: [DownloadID]) async throws(DownloadError) -> [DownloadRecord] {
         var records: [DownloadRecord] = []
-        for id in ids.sorted() { if let record = try fetch(id) { records.append(record) } }
+        for id in ids.sorted() { if let record = try await fetch(id) { records.append(record) } }
         return records
     }
 
-    package func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
-        try fetchAll().filter { $0.url == base || $0.url.hasPrefix(base + "?") }
+    package nonisolated(nonsending) func fetchRecords(
+        urlBase base: String
+    ) async throws(DownloadError) -> [DownloadRecord] {
+        try await fetchAll().filter { $0.url == base || $0.url.hasPrefix(base + "?") }
     }
 
     /// True if a live owner elsewhere holds the claim of `id`.
-    func isClaimedElsewhere(_ id: DownloadID) -> Bool { claimedElsewhere([id]).contains(id) }
+    nonisolated(nonsending) func isClaimedElsewhere(_ id: DownloadID) async -> Bool {
+        await claimedElsewhere([id]).contains(id)
+    }
 
     /// Writes the manager's life-cycle columns of `record`.
-    func saveLifecycle(_ record: DownloadRecord) throws(DownloadError) { try saveLifecycle([record]) }
+    nonisolated(nonsending) func saveLifecycle(_ record: DownloadRecord) async throws(DownloadError) {
+        try await saveLifecycle([record])
+    }
 
     /// Writes the job's columns of `record`.
-    func saveTransfer(_ record: DownloadRecord) throws(DownloadError) { try saveTransfers([record]) }
+    nonisolated(nonsending) func saveTransfer(_ record: DownloadRecord) async throws(DownloadError) {
+        try await saveTransfers([record])
+    }
 }

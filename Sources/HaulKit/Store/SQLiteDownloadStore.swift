@@ -30,6 +30,10 @@ final class SQLiteDownloadStore: DownloadStore {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.label = "haul"
+            // GRDB's queues (writer, readers) share one concurrent queue, so they run on a few shared threads rather
+            // than a thread each: each thread that allocates grows its own malloc arena.
+            configuration.targetQueue = DispatchQueue(
+                label: "haul.sqlite", qos: .userInitiated, attributes: .concurrent)
             configuration.prepareDatabase { db in
                 // Durable against process death at every commit; against power loss, a commit can roll back, which
                 // only ever makes a record claim fewer bytes.
@@ -66,66 +70,105 @@ final class SQLiteDownloadStore: DownloadStore {
         }
     }
 
-    private func write<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
+    /// Runs `body` in a write transaction on GRDB's serial writer queue (``DatabasePool/awaitingWrite(_:)``).
+    private nonisolated(nonsending) func write<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(DownloadError) -> T {
         do {
-            return try database.write(body)
+            return try await database.awaitingWrite(body)
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
         }
     }
 
-    private func read<T: Sendable>(_ body: (Database) throws -> T) throws(DownloadError) -> T {
+    /// Runs `body` outside a transaction on GRDB's serial writer queue.
+    private nonisolated(nonsending) func writeWithoutTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(DownloadError) -> T {
         do {
-            return try database.read(body)
+            return try await database.awaitingWriteWithoutTransaction(body)
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
         }
     }
 
-    func forEachRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
-        try read { db in try DownloadRecordDecoder.forEach(db, sql: DownloadColumn.select + " ORDER BY id", body) }
+    /// Runs `body` in a read transaction on one of GRDB's reader queues.
+    private nonisolated(nonsending) func read<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(DownloadError) -> T {
+        do {
+            return try await database.awaitingRead(body)
+        } catch {
+            throw .stateDatabase(path: path, reason: "\(error)")
+        }
     }
 
-    func forEachUnfinishedRecord(_ body: (DownloadRecord) -> Void) throws(DownloadError) {
+    /// How many records ``forEachRecord(_:)`` reads at a time: the caller sees them between reads, on its own
+    /// executor, and a queue of 100,000 is never all in memory beside its table.
+    static let readChunk = 2_000
+
+    /// Hands the records `condition` selects to `body`, oldest first, in chunks of ``readChunk`` (each one read).
+    private nonisolated(nonsending) func forEach(
+        where condition: String?, _ body: (DownloadRecord) -> Void
+    ) async throws(DownloadError) {
+        var after: Int64 = 0
+        let sql =
+            DownloadColumn.select + " WHERE " + (condition.map { "\($0) AND " } ?? "") + "id > ? ORDER BY id LIMIT ?"
+        while true {
+            let from = after
+            let chunk = try await read { db in
+                try DownloadRecordDecoder.fetchAll(db, sql: sql, arguments: [from, Self.readChunk])
+            }
+            for record in chunk { body(record) }
+            guard chunk.count == Self.readChunk, let last = chunk.last?.id else { return }
+            after = last
+        }
+    }
+
+    nonisolated(nonsending) func forEachRecord(_ body: (DownloadRecord) -> Void) async throws(DownloadError) {
+        try await forEach(where: nil, body)
+    }
+
+    nonisolated(nonsending) func forEachUnfinishedRecord(
+        _ body: (DownloadRecord) -> Void
+    ) async throws(DownloadError) {
         // `state <> 'completed'` as the partial index says it (migration v6): only its rows are read.
-        try read { db in
-            try DownloadRecordDecoder.forEach(
-                db, sql: DownloadColumn.select + " WHERE \(Self.unfinished) ORDER BY id", body)
+        try await forEach(where: Self.unfinished, body)
+    }
+
+    nonisolated(nonsending) func unfinishedCount() async throws(DownloadError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download WHERE \(Self.unfinished)") ?? 0
         }
     }
 
-    func unfinishedCount() throws(DownloadError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download WHERE \(Self.unfinished)") ?? 0 }
-    }
-
-    func completedIDs() throws(DownloadError) -> [DownloadID] {
-        try read { db in
+    nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID] {
+        try await read { db in
             try Int64.fetchAll(
                 db, sql: "SELECT id FROM download WHERE state = '\(DownloadState.completed.rawValue)' ORDER BY id"
             ).map(DownloadID.init(rawValue:))
         }
     }
 
-    func fetch(_ ids: [DownloadID]) throws(DownloadError) -> [DownloadRecord] {
-        var records: [DownloadRecord] = []
+    nonisolated(nonsending) func fetch(_ ids: [DownloadID]) async throws(DownloadError) -> [DownloadRecord] {
         let sorted = ids.sorted()
-        // At most 500 parameters a statement (older SQLite allows 999).
-        for start in stride(from: 0, to: sorted.count, by: 500) {
-            let chunk = sorted[start..<min(start + 500, sorted.count)]
-            try read { db in
+        return try await read { db in
+            var records: [DownloadRecord] = []
+            // At most 500 parameters a statement (older SQLite allows 999).
+            for start in stride(from: 0, to: sorted.count, by: 500) {
+                let chunk = sorted[start..<min(start + 500, sorted.count)]
                 try DownloadRecordDecoder.forEach(
                     db,
                     sql: DownloadColumn.select + " WHERE id IN \(DownloadColumn.placeholders(chunk.count)) ORDER BY id",
                     arguments: StatementArguments(chunk.map(\.rawValue))
                 ) { records.append($0) }
             }
+            return records
         }
-        return records
     }
 
-    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
+    nonisolated(nonsending) func fetchRecords(urlBase base: String) async throws(DownloadError) -> [DownloadRecord] {
         // A range of the URL index (migration v6): the URL itself, and those that go on with a query.
-        try read { db in
+        try await read { db in
             try DownloadRecordDecoder.fetchAll(
                 db, sql: DownloadColumn.select + " WHERE url = ? OR (url >= ? AND url < ?) ORDER BY id",
                 arguments: [base, base + "?", base + "@"])
@@ -135,54 +178,47 @@ final class SQLiteDownloadStore: DownloadStore {
     /// The condition the partial index of unfinished downloads is made with (migration v6).
     static let unfinished = "state <> '\(DownloadState.completed.rawValue)'"
 
-    func fetchAll() throws(DownloadError) -> [DownloadRecord] {
-        try read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
+    nonisolated(nonsending) func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
+        try await read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }
     }
 
     /// Records changed at or after `date` (by any process).
-    func fetchUpdated(since date: Date) throws(DownloadError) -> [DownloadRecord] {
-        try read { db in
+    nonisolated(nonsending) func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
+        try await read { db in
             try DownloadRecordDecoder.fetchAll(
                 db, sql: DownloadColumn.select + " WHERE updatedAt >= ? ORDER BY id", arguments: [date])
         }
     }
 
     /// The identifiers of all records.
-    func fetchIDs() throws(DownloadError) -> Set<DownloadID> {
-        try read { db in Set(try Int64.fetchAll(db, sql: "SELECT id FROM download").map(DownloadID.init(rawValue:))) }
+    nonisolated(nonsending) func fetchIDs() async throws(DownloadError) -> Set<DownloadID> {
+        try await read { db in
+            Set(try Int64.fetchAll(db, sql: "SELECT id FROM download").map(DownloadID.init(rawValue:)))
+        }
     }
 
-    func count() throws(DownloadError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0 }
+    nonisolated(nonsending) func count() async throws(DownloadError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download") ?? 0 }
     }
 
     /// Takes the database's write lock (`BEGIN IMMEDIATE`) and lets it go: fails when the file cannot be written
     /// (read-only, gone, locked beyond the busy timeout).
-    func probe() throws(DownloadError) {
-        do {
-            try database.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                try db.execute(sql: "ROLLBACK")
-            }
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+    nonisolated(nonsending) func probe() async throws(DownloadError) {
+        try await writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            try db.execute(sql: "ROLLBACK")
         }
     }
 
-    func changeToken() throws(DownloadError) -> Int {
-        do {
-            // Asked before every start: prepared once.
-            return try database.writeWithoutTransaction { db in
-                try SQLiteStatementBinder(try db.cachedStatement(sql: "PRAGMA data_version")).integer().map(Int.init)
-                    ?? 0
-            }
-        } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+    nonisolated(nonsending) func changeToken() async throws(DownloadError) -> Int {
+        // Asked before every start: prepared once.
+        try await writeWithoutTransaction { db in
+            try SQLiteStatementBinder(try db.cachedStatement(sql: "PRAGMA data_version")).integer().map(Int.init) ?? 0
         }
     }
 
-    func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
-        try read { db in
+    nonisolated(nonsending) func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord? {
+        try await read { db in
             try DownloadRecordDecoder.fetchAll(
                 db, sql: DownloadColumn.select + " WHERE id = ?", arguments: [id.rawValue]
             )
@@ -195,12 +231,16 @@ final class SQLiteDownloadStore: DownloadStore {
     /// The first record's id is SQLite's pick (the table's `AUTOINCREMENT`: one past the largest ever), and the
     /// transaction then holds the write lock: the others get the ids SQLite would give them one by one, consecutive,
     /// written in batched statements (one statement per record allocated SQLite's registers again for each).
-    func insert(_ records: consuming [DownloadRecord]) throws(DownloadError) -> [DownloadRecord] {
-        let statements = DownloadColumn.insertion
-        var encoder = DownloadRecordEncoder()
-        var inserted = records
-        guard !inserted.isEmpty else { return inserted }
-        try write { db in
+    nonisolated(nonsending) func insert(
+        _ records: consuming [DownloadRecord]
+    ) async throws(DownloadError) -> [DownloadRecord] {
+        guard !records.isEmpty else { return records }
+        // Handed to the writer queue without a copy.
+        let handoff = Handoff(records)
+        return try await write { db in
+            let statements = DownloadColumn.insertion
+            var encoder = DownloadRecordEncoder()
+            var inserted = handoff.take()
             var values: [StoredValue] = []
             values.reserveCapacity(statements.columns.count)
             try encoder.storeValues(statements.columns, of: inserted[0], in: &values)
@@ -219,21 +259,21 @@ final class SQLiteDownloadStore: DownloadStore {
                 values.append(.integer(id))
                 try encoder.appendValues(statements.columns, of: inserted[index], to: &values)
             }
+            return inserted
         }
-        return inserted
     }
 
     /// Writes the manager's life-cycle columns of several records in one transaction (100,000 in about a second).
-    func saveLifecycle(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([.init(statements: DownloadColumn.updateLifecycle, records: records)])
+    nonisolated(nonsending) func saveLifecycle(_ records: [DownloadRecord]) async throws(DownloadError) {
+        try await update([.init(statements: DownloadColumn.updateLifecycle, records: records)])
     }
 
     /// Records downloads as running (with their start time) in one transaction, but only those still `queued` in
     /// the database: another process's pause or removal since is kept.
-    func recordRunning(_ records: [DownloadRecord]) throws(DownloadError) {
+    nonisolated(nonsending) func recordRunning(_ records: [DownloadRecord]) async throws(DownloadError) {
         guard !records.isEmpty else { return }
         let now = StoredValue.text(DownloadRecordEncoder.text(Date()))
-        try write { db in
+        try await write { db in
             let statement = SQLiteStatementBinder(
                 try db.cachedStatement(
                     sql: """
@@ -247,25 +287,27 @@ final class SQLiteDownloadStore: DownloadStore {
     }
 
     /// Writes the options of `record` (changed after it was added).
-    func saveSettings(_ record: DownloadRecord) throws(DownloadError) {
-        try update([.init(statements: DownloadColumn.updateSettings, records: [record])])
+    nonisolated(nonsending) func saveSettings(_ record: DownloadRecord) async throws(DownloadError) {
+        try await update([.init(statements: DownloadColumn.updateSettings, records: [record])])
     }
 
     /// Writes the job's columns of several records in one transaction.
-    func saveTransfers(_ records: [DownloadRecord]) throws(DownloadError) {
-        try update([.init(statements: DownloadColumn.updateJob, records: records)])
+    nonisolated(nonsending) func saveTransfers(_ records: [DownloadRecord]) async throws(DownloadError) {
+        try await update([.init(statements: DownloadColumn.updateJob, records: records)])
     }
 
     /// Writes the life-cycle columns of `lifecycle` and the job's columns of `transfers` in one transaction.
-    func saveLifecycleAndTransfers(lifecycle: [DownloadRecord], transfers: [DownloadRecord]) throws(DownloadError) {
-        try update([
+    nonisolated(nonsending) func saveLifecycleAndTransfers(
+        lifecycle: [DownloadRecord], transfers: [DownloadRecord]
+    ) async throws(DownloadError) {
+        try await update([
             .init(statements: DownloadColumn.updateLifecycle, records: lifecycle),
             .init(statements: DownloadColumn.updateJob, records: transfers),
         ])
     }
 
     /// Some columns of some records, written with `statements`.
-    private struct ColumnUpdate {
+    private struct ColumnUpdate: Sendable {
         var statements: DownloadColumn.Update
         var records: [DownloadRecord]
     }
@@ -274,10 +316,11 @@ final class SQLiteDownloadStore: DownloadStore {
     /// (``DownloadColumn/Update``): SQLite frees a statement's registers when it ends, so each statement run for one
     /// record allocated again for every text column it read back to rebuild the row (about 11 `malloc` calls per
     /// small download), where a batch reuses them.
-    private func update(_ updates: [ColumnUpdate]) throws(DownloadError) {
+    private nonisolated(nonsending) func update(_ updates: [ColumnUpdate]) async throws(DownloadError) {
         guard updates.contains(where: { !$0.records.isEmpty }) else { return }
-        var encoder = DownloadRecordEncoder()
-        try write { db in
+        let batchesUpdates = batchesUpdates
+        try await write { db in
+            var encoder = DownloadRecordEncoder()
             for update in updates where !update.records.isEmpty {
                 let statements = update.statements
                 let records = Self.lastOfEachID(update.records)
@@ -337,12 +380,12 @@ final class SQLiteDownloadStore: DownloadStore {
     /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
     /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
     @discardableResult
-    func checkpoint(
+    nonisolated(nonsending) func checkpoint(
         _ id: DownloadID, generation: Int64, durableBytes: Int64, segments: [Segment]?, bootID: String?
-    ) throws(DownloadError) -> Bool {
+    ) async throws(DownloadError) -> Bool {
         let plan = try StoredJSON.planText(segments)
         let now = DownloadRecordEncoder.text(Date())
-        return try write { db in
+        return try await write { db in
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE download SET durableBytes = ?, bootID = ?, updatedAt = ?, segments = coalesce(?, segments)
@@ -355,16 +398,16 @@ final class SQLiteDownloadStore: DownloadStore {
 
     /// Forgets the boot a part file was written in, so the next run trusts only the bytes the last checkpoint
     /// recorded as synced (after a failed sync, the page cache's bytes may never reach the disk).
-    func distrustUnsyncedBytes(_ id: DownloadID) throws(DownloadError) {
-        try write { db in
+    nonisolated(nonsending) func distrustUnsyncedBytes(_ id: DownloadID) async throws(DownloadError) {
+        try await write { db in
             try db.execute(sql: "UPDATE download SET bootID = NULL WHERE id = ?", arguments: [id.rawValue])
         }
     }
 
     /// Deletes records in one transaction.
-    func delete(_ ids: [DownloadID]) throws(DownloadError) {
+    nonisolated(nonsending) func delete(_ ids: [DownloadID]) async throws(DownloadError) {
         guard !ids.isEmpty else { return }
-        try write { db in
+        try await write { db in
             // Chunks stay under SQLite's limit on bound parameters.
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = ids[start..<min(ids.count, start + 500)].map(\.rawValue)
@@ -377,39 +420,95 @@ final class SQLiteDownloadStore: DownloadStore {
     // MARK: - Claims
 
     /// The lock is the claim; the host's limit is this process's own (its HTTP connection pool holds it).
-    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        guard locks.tryLock(id) else { return .refused }
-        let granted = ClaimOutcome.granted(connections: max(1, min(share.wanted, share.limit)))
-        // Nobody else committed since the caller's view was complete: its `queued` is the store's.
-        if let viewToken, (try? changeToken()) == viewToken { return granted }
-        // Under the lock, no other process can start it; one may have finished it just before.
-        let state = try? read { db in
-            try String.fetchOne(db, sql: "SELECT state FROM download WHERE id = ?", arguments: [id.rawValue])
-        }
-        guard let state, [DownloadState.queued.rawValue, DownloadState.running.rawValue].contains(state) else {
-            locks.unlock(id)
-            return .refused
-        }
-        return granted
+    nonisolated(nonsending) func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
+        await claim([(id, share)], viewToken: viewToken)[0]
     }
 
-    func widenClaim(_ id: DownloadID, share: HostShare) -> Int { max(1, min(share.wanted, share.limit)) }
+    /// Claims taken together cost one read of their states, not one each.
+    var claimsTogether: Bool { true }
+    /// A claim is the download's lock and nothing else: taken ahead, it keeps no other owner from anything but
+    /// that download.
+    var claimsAhead: Bool { true }
 
-    func release(_ id: DownloadID) { locks.unlock(id) }
+    /// Each lock taken without waiting (`F_SETLK`: no I/O to wait for; held already: taken again), then the states of
+    /// those taken read at once. Under its lock, no other process can start a download; one may have finished it
+    /// just before, so the state is always read: the caller's view (`viewToken`) can lack another process's
+    /// completion even when no commit followed it (the record's `updatedAt` is stamped when the job finishes, and
+    /// committed later by its finishing group).
+    nonisolated(nonsending) func claim(
+        _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
+    ) async -> [ClaimOutcome] {
+        _ = viewToken
+        let locked = requests.map { locks.tryLock($0.id) }
+        let ids = zip(requests, locked).compactMap { request, locked in locked ? request.id.rawValue : nil }
+        let states: [Int64: String] =
+            ids.isEmpty
+            ? [:]
+            : (try? await database.awaitingReadWithoutTransaction { db -> [Int64: String] in
+                var states: [Int64: String] = [:]
+                for start in stride(from: 0, to: ids.count, by: 500) {
+                    let chunk = Array(ids[start..<min(ids.count, start + 500)])
+                    let rows = try Row.fetchCursor(
+                        db.cachedStatement(
+                            sql:
+                                "SELECT id, state FROM download WHERE id IN \(DownloadColumn.placeholders(chunk.count))"
+                        ),
+                        arguments: StatementArguments(chunk))
+                    while let row = try rows.next() {
+                        let id: Int64 = row[0]
+                        states[id] = row[1] as String
+                    }
+                }
+                return states
+            }) ?? [:]
+        let runnable: Set<String> = [DownloadState.queued.rawValue, DownloadState.running.rawValue]
+        return zip(requests, locked).map { request, locked in
+            guard locked else { return .refused }
+            guard let state = states[request.id.rawValue], runnable.contains(state) else {
+                locks.unlock(request.id)
+                return .refused
+            }
+            return .granted(connections: max(1, min(request.share.wanted, request.share.limit)))
+        }
+    }
+
+    nonisolated(nonsending) func widenClaim(_ id: DownloadID, share: HostShare) async -> Int {
+        max(1, min(share.wanted, share.limit))
+    }
+
+    nonisolated(nonsending) func release(_ id: DownloadID) async { locks.unlock(id) }
 
     /// A download this store holds is not claimed elsewhere (``DownloadLocks`` knows its own).
-    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> { Set(ids.filter(locks.isHeldElsewhere)) }
+    nonisolated(nonsending) func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
+        Set(ids.filter(locks.isHeldElsewhere))
+    }
 
     /// None: a lock is held until its owner releases it or dies.
-    func lostClaims() -> Set<DownloadID> { [] }
+    nonisolated(nonsending) func lostClaims() async -> Set<DownloadID> { [] }
 
     /// None: a lock names no owner.
-    func claimHolders() throws(DownloadError) -> [DownloadID: String] { [:] }
+    nonisolated(nonsending) func claimHolders() async throws(DownloadError) -> [DownloadID: String] { [:] }
+}
+
+/// A value handed to a closure that runs once on another thread, so that it arrives uniquely referenced (a batch of
+/// 100,000 records is not copied to be changed there).
+final class Handoff<Value>: @unchecked Sendable {
+    // Written once here and taken once by the one closure that holds it: never touched by two threads at once.
+    private var value: Value?
+
+    init(_ value: consuming Value) { self.value = value }
+
+    /// The value, given up by the handoff.
+    func take() -> Value {
+        defer { value = nil }
+        return value.take()!
+    }
 }
 
 extension SQLiteDownloadStore {
     /// Records events with temporary triggers on this process's writer connection (``SQLiteEventOutbox``).
-    func enableOutbox(for targets: [EventTarget]) throws(DownloadError) -> any EventOutbox {
+    nonisolated(nonsending) func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox
+    {
         try SQLiteEventOutbox(database: database, path: path, targets: targets)
     }
 }

@@ -16,9 +16,8 @@ public enum TaskPlacement {
     /// goes on at once on the same thread. Returns whether it took effect.
     ///
     /// Call it once, from the main actor, before downloading. Everything the program runs as tasks then runs on
-    /// those loops, so the program must not block in tasks for long; and it must not use a shared store
-    /// (``DownloadStoreFactory/isShared``: HaulFleet's PostgreSQL queue), whose I/O waits on event-loop futures,
-    /// which is forbidden on a loop.
+    /// those loops, so the program must not block in tasks for long. Every store (the embedded SQLite database and
+    /// HaulFleet's PostgreSQL queue alike) is awaited and never blocks the thread that awaits it.
     @MainActor
     @discardableResult
     public static func runTasksOnEventLoops() -> Bool {

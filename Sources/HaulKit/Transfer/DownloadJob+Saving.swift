@@ -6,7 +6,7 @@ extension DownloadJob {
     func perform(_ save: TransferMachine.Save) async throws(DownloadError) {
         switch save {
         case .newPartFile: try await environment.recorder.save(record)
-        case .transfer: try environment.store.saveTransfer(record)
+        case .transfer: try await environment.store.saveTransfer(record)
         }
     }
 }

@@ -11,13 +11,14 @@ extension DownloadJob {
 
     /// The connections it may open now: asked for (once) when it splits, as other downloads (and, in a shared queue,
     /// other workers) may hold the host's connections.
-    mutating func grantedConnections() -> Int {
+    mutating func grantedConnections() async -> Int {
         if let grant = machine.terms.connectionGrant { return grant }
         // `-x auto` starts with one connection, and its tuner asks for more while they pay.
         let wanted = record.options.adaptiveConnections ? 1 : connectionsAllowed
-        let granted =
-            connectionsAllowed > 1 && wanted > 1
-            ? max(1, min(wanted, environment.host.widenClaim(id, host: host, wanted: wanted))) : 1
+        var granted = 1
+        if connectionsAllowed > 1, wanted > 1 {
+            granted = max(1, min(wanted, await environment.host.widenClaim(id, host: host, wanted: wanted)))
+        }
         machine.connectionsGranted(granted)
         return granted
     }
@@ -33,8 +34,9 @@ extension DownloadJob {
         }
         // The plan claims the `done` prefix: make it durable first.
         try file.sync()
+        let connections = await grantedConnections()
         let planner = SegmentPlanner(
-            total: total, done: done, connections: grantedConnections(), minimumSize: settings.minimumSegmentSize)
+            total: total, done: done, connections: connections, minimumSize: settings.minimumSegmentSize)
         let board = SegmentBoard(
             planner: planner, journal: try SegmentJournal(path: journalPath), generation: record.transfer.generation)
         state.update {
@@ -66,16 +68,17 @@ extension DownloadJob {
         state.update { $0.activeConnections = 0 }
         followPartFile()
         monitorLauncher.start()
+        let connections = await grantedConnections()
         let transfer = SegmentedTransfer(
             id: id, target: target, mirrors: mirrors, validator: validator, policy: record.options.onResourceChange,
             profile: requestProfile,
             writer: writer(file), board: board, state: state, retrier: retrier, environment: environment,
-            connections: grantedConnections(), ledger: ledger, logger: logger,
+            connections: connections, ledger: ledger, logger: logger,
             adaptive: record.options.adaptiveConnections && connectionsAllowed > 1
                 ? SegmentedTransfer.Adaptive(
                     maximum: connectionsAllowed,
                     allowed: { [environment, id, host] wanted in
-                        environment.host.widenClaim(id, host: host, wanted: wanted)
+                        await environment.host.widenClaim(id, host: host, wanted: wanted)
                     })
                 : nil)
         switch try await transfer.run(opening: opening) {

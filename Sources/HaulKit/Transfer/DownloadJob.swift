@@ -127,7 +127,7 @@ struct DownloadJob {
                 let sources = await sourceBytes(total: state.current.total ?? state.current.written)
                 environment.events.yield(id, .verified(verification, sources: sources))
             }
-        } else if let refreshed = try? environment.store.fetch(id) {
+        } else if let refreshed = try? await environment.store.fetch(id) {
             // Pick up the checkpointed byte count.
             final.transfer.durableBytes = refreshed.transfer.durableBytes
             final.transfer.bootID = refreshed.transfer.bootID

@@ -70,18 +70,8 @@ final class FinishingQueue: Sendable {
         while true {
             let group = waiting.withLock { $0.nextGroup(stillHandling: !placed.isEmpty) }
             if group.isEmpty && placed.isEmpty { return }
-            let (store, listings) = (store, listings)
             let finished = placed
-            let results: [Result<FileFingerprint?, any Error>]
-            do {
-                results = try await onBlockingThread {
-                    Self.process(group.map(\.item), completing: finished, store: store, listings: listings)
-                }
-            } catch {
-                // The blocking thread pool is gone: nothing of the group was done.
-                for waiting in finished { waiting.fail(error) }
-                results = Array(repeating: .failure(error), count: group.count)
-            }
+            let results = await Self.process(group.map(\.item), completing: finished, store: store, listings: listings)
             placed = []
             for (waiting, result) in zip(group, results) {
                 switch result {
@@ -100,7 +90,7 @@ final class FinishingQueue: Sendable {
     /// fingerprint of its file in place (its completion still to record).
     private static func process(
         _ requests: [Request], completing finished: [Waiting], store: DownloadStore, listings: DirectoryListings
-    ) -> [Result<FileFingerprint?, any Error>] {
+    ) async -> [Result<FileFingerprint?, any Error>] {
         var results: [(any Error)?] = Array(repeating: nil, count: requests.count)
         var files: [Int: PartFile] = [:]
         var held: [Int] = []
@@ -111,9 +101,10 @@ final class FinishingQueue: Sendable {
             }
         }
         // One transaction: the previous group completed, and each held body's record (its destination), committed
-        // before its part file exists, as for any part file.
+        // before its part file exists, as for any part file. The store's commits are awaited (the store runs its
+        // I/O where it runs it); the file work goes to NIO's blocking threads.
         do {
-            try store.saveLifecycleAndTransfers(
+            try await store.saveLifecycleAndTransfers(
                 lifecycle: finished.map(\.item.record), transfers: held.map { requests[$0].record })
             for waiting in finished { waiting.end(waiting.item.record.fingerprint) }
         } catch {
@@ -123,14 +114,41 @@ final class FinishingQueue: Sendable {
             held = []
         }
         // A part file is synced before its record says finalizing (a second transaction, only for part files).
-        var recorded = sync(files, results: &results)
-        if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeFinalizingRecorded) }
+        var recorded: [Int]
         do {
-            try store.saveTransfers(recorded.map { requests[$0].record })
+            (recorded, results) = try await onBlockingPool { [results, files] in
+                var results = results
+                let recorded = sync(files, results: &results)
+                if !recorded.isEmpty { CrashPoint.reach(CrashPoint.beforeFinalizingRecorded) }
+                return (recorded, results)
+            }
+        } catch {
+            // The blocking thread pool is gone: nothing more of the group is done.
+            return results.map { .failure($0 ?? error) }
+        }
+        do {
+            try await store.saveTransfers(recorded.map { requests[$0].record })
         } catch {
             for index in recorded { results[index] = error }
             recorded = []
         }
+        do {
+            return try await onBlockingPool { [results, recorded, held, files] in
+                place(requests, held: held, recorded: recorded, results: results, files: files, listings: listings)
+            }
+        } catch {
+            return results.map { .failure($0 ?? error) }
+        }
+    }
+
+    /// The file work of a group once its part files are recorded: writes the held bodies to new files and syncs them,
+    /// puts every file in place and syncs each directory once. Runs on a blocking thread.
+    private static func place(
+        _ requests: [Request], held: [Int], recorded: [Int], results: [(any Error)?], files: [Int: PartFile],
+        listings: DirectoryListings
+    ) -> [Result<FileFingerprint?, any Error>] {
+        var results = results
+        var recorded = recorded
         if !held.isEmpty { CrashPoint.reach(CrashPoint.afterHeldBodiesRecorded) }
         var created: [Int: PartFile] = [:]
         // Each directory is made (if missing) once per group, not once per file.

@@ -14,7 +14,7 @@ protocol DownloadEventSink: Sendable {
 protocol JobHost: DownloadEventSink {
     /// Asks for `wanted` connections to `host` for download `id` (its claim holds one): returns how many it may
     /// open, its share of the per-host limit (which a shared queue holds across its workers).
-    func widenClaim(_ id: DownloadID, host: String, wanted: Int) -> Int
+    func widenClaim(_ id: DownloadID, host: String, wanted: Int) async -> Int
 
     /// Gives the slot of download `id` to the next queued download while its complete file is finished (it holds
     /// no connection then); the owner may keep it in the slot. `heldBytes`: the size of its body held in memory,

@@ -69,7 +69,7 @@ struct JobMonitor: Sendable {
         }
     }
 
-    /// Syncs the part file and records the synced length, off the cooperative threads (a sync can take seconds).
+    /// Syncs the part file off the cooperative threads (a sync can take seconds), then records the synced length.
     ///
     /// A failed sync fails the download (``TransferState/Values/failure``) and marks the record's bytes beyond its
     /// last checkpoint untrusted; a failed commit only leaves the record claiming fewer bytes, and is logged.
@@ -82,7 +82,7 @@ struct JobMonitor: Sendable {
         let id = id
         let injected = environment.settings.faults.checkpointSyncErrno
         do {
-            try await onBlockingThread {
+            try await onBlockingPool {
                 if let code = injected?() {
                     throw DownloadError.fileSystem(errno: code, path: file.path, operation: "sync")
                 }
@@ -92,17 +92,16 @@ struct JobMonitor: Sendable {
             let failure = DownloadError.mapping(error, stallTimeout: environment.settings.stallTimeout)
             state.update { $0.failure = $0.failure ?? failure }
             // What the page cache held may never reach the disk: from now on only the last checkpoint is trusted.
-            try? store.distrustUnsyncedBytes(id)
+            try? await store.distrustUnsyncedBytes(id)
             environment.settings.logger.error(
                 "sync failed; the download stops", metadata: ["download": "\(id)", "error": "\(failure)"])
             return
         }
         do {
-            _ = try await onBlockingThread {
-                try store.checkpoint(
-                    id, generation: values.generation, durableBytes: plan?.contiguousBytes ?? values.written,
-                    segments: plan?.segments, bootID: BootIdentity.current)
-            }
+            // The store runs its I/O where it runs it: the commit is simply awaited.
+            try await store.checkpoint(
+                id, generation: values.generation, durableBytes: plan?.contiguousBytes ?? values.written,
+                segments: plan?.segments, bootID: BootIdentity.current)
         } catch {
             environment.settings.logger.warning(
                 "checkpoint not recorded", metadata: ["download": "\(id)", "error": "\(error)"])

@@ -79,7 +79,7 @@ struct SegmentedTransfer: Sendable {
     /// per-host limit, with its backoff).
     struct Adaptive: Sendable {
         var maximum: Int
-        var allowed: @Sendable (_ wanted: Int) -> Int
+        var allowed: @Sendable (_ wanted: Int) async -> Int
     }
 
     /// How a run of the connections ended, when it did not fail.
@@ -135,9 +135,8 @@ struct SegmentedTransfer: Sendable {
                 }
                 guard working > 0 else { continue }
                 let wanted = min(tuner.connections * 2, adaptive.maximum)
-                let decision = tuner.measured(
-                    bytes: state.current.received, at: stopwatch.elapsed,
-                    allowed: wanted > tuner.connections ? adaptive.allowed(wanted) : wanted)
+                let allowed = wanted > tuner.connections ? await adaptive.allowed(wanted) : wanted
+                let decision = tuner.measured(bytes: state.current.received, at: stopwatch.elapsed, allowed: allowed)
                 switch decision {
                 case .measure:
                     break

@@ -41,9 +41,9 @@ final class ForegroundSession {
         eventLogger: Logger = Logger(label: "haul"),
         onShutdown: @escaping () -> Void = {}
     ) async throws -> ForegroundSession {
-        // Many small files cost a fifth less CPU with the tasks on the I/O threads (see `TaskPlacement`); a shared
-        // PostgreSQL queue's store must not run there.
-        if !configuration.store.isShared, await TaskPlacement.runTasksOnEventLoops() {
+        // Many small files cost a fifth less CPU with the tasks on the I/O threads (see `TaskPlacement`); every store
+        // awaits its I/O, so a shared PostgreSQL queue runs there too.
+        if await TaskPlacement.runTasksOnEventLoops() {
             configuration.logger.debug("tasks run on the HTTP client's event loops")
         }
         let manager = try await openManager(configuration)

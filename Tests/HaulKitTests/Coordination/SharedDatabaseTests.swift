@@ -19,8 +19,8 @@ struct SharedDatabaseTests {
     }
 
     /// The state the database records for `id`: what another process sees.
-    static func storedState(_ id: DownloadID, of runner: Harness) throws -> DownloadState? {
-        try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
+    static func storedState(_ id: DownloadID, of runner: Harness) async throws -> DownloadState? {
+        try await SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
     }
 
     @Test("an editor's add is picked up by a runner")
@@ -50,7 +50,7 @@ struct SharedDatabaseTests {
         try await runner.waitForProgress(id, atLeast: 200_000)
 
         // `running` reaches the database at the runner's next tick.
-        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
+        try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }
         let editor = try await Self.editor(of: runner)
         #expect(await editor.snapshot(id)?.state == .running)
         try await editor.pause(id)
@@ -88,7 +88,7 @@ struct SharedDatabaseTests {
         let id = try await runner.manager.add(url, options: .init(connections: 1))
         try await runner.waitForProgress(id, atLeast: 1)
         #expect(await runner.manager.snapshot(id)?.state == .running)
-        let stored = try Self.storedState(id, of: runner)
+        let stored = try await Self.storedState(id, of: runner)
         // Only before the first tick: on a machine so loaded that a tick has passed, running may be recorded.
         if added.duration(to: .now) < tick {
             #expect(stored == .queued, "not recorded before the first tick")
@@ -100,13 +100,73 @@ struct SharedDatabaseTests {
         await editor.shutdown()
         try await runner.waitForState(id, .paused, timeout: .seconds(10))
         try await Task.sleep(for: tick + .milliseconds(500))
-        #expect(try Self.storedState(id, of: runner) == .paused, "the pending running mark did not overwrite the pause")
+        #expect(
+            try await Self.storedState(id, of: runner) == .paused,
+            "the pending running mark did not overwrite the pause")
 
         try await runner.manager.resume(id)
-        try await waitUntil { (try? Self.storedState(id, of: runner)) == .running }
+        try await waitUntil { await (try? Self.storedState(id, of: runner)) == .running }
         origin.setFaults { $0.bytesPerSecond = nil }
         _ = try await runner.manager.wait(for: id)
-        #expect(try Self.storedState(id, of: runner) == .completed)
+        #expect(try await Self.storedState(id, of: runner) == .completed)
+        await runner.shutdown()
+    }
+
+    @Test("the next queued download is claimed with a start, and given back at the next tick if it did not start")
+    func claimAheadIsGivenBack() async throws {
+        let origin = try await TestOrigin.start()
+        origin.setFaults { $0.bytesPerSecond = 500_000 }
+        let tick = Duration.seconds(2)
+        let runner = try await Harness.make(origin: origin) {
+            $0.externalChangeInterval = tick
+            $0.maxConcurrentDownloads = 1
+        }
+        // Added together: when the first starts, the others are queued behind it.
+        let ids = try await runner.manager.add(
+            contentsOf: [("/first.bin", 4_000_000), ("/next.bin", 1_000), ("/last.bin", 1_000)].map {
+                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
+            })
+        let (first, next, last) = (ids[0], ids[1], ids[2])
+        try await runner.waitForProgress(first, atLeast: 1)
+        let other = try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path)
+        // One slot: one download claimed ahead, the next one.
+        #expect(await other.claimedElsewhere([next, last]) == [next])
+        try await waitUntil(timeout: tick * 3) { await other.claimedElsewhere([next]).isEmpty }
+        #expect(
+            await other.claim(next, share: HostShare(host: "127.0.0.1", wanted: 1, limit: 8))
+                == .granted(connections: 1))
+        await other.release(next)
+        origin.setFaults { $0.bytesPerSecond = nil }
+        for id in [first, next, last] { _ = try await runner.manager.wait(for: id) }
+        await runner.shutdown()
+    }
+
+    @Test("a download claimed ahead and then paused by another process does not start")
+    func pauseOfAClaimAhead() async throws {
+        let origin = try await TestOrigin.start()
+        origin.setFaults { $0.bytesPerSecond = 500_000 }
+        // A tick long enough that the runner has not seen the pause when its slot frees.
+        let runner = try await Harness.make(origin: origin) {
+            $0.externalChangeInterval = .seconds(30)
+            $0.maxConcurrentDownloads = 1
+        }
+        let ids = try await runner.manager.add(
+            contentsOf: [("/first.bin", 4_000_000), ("/next.bin", 1_000)].map {
+                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
+            })
+        let (first, next) = (ids[0], ids[1])
+        try await runner.waitForProgress(first, atLeast: 1)
+        let other = try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path)
+        #expect(await other.claimedElsewhere([next]) == [next], "claimed ahead")
+        let editor = try await Self.editor(of: runner)
+        try await editor.pause(next)
+        await editor.shutdown()
+        try await Task.sleep(for: DownloadManager.claimAheadLifetime * 2)
+        origin.setFaults { $0.bytesPerSecond = nil }
+        _ = try await runner.manager.wait(for: first)
+        try await runner.waitForState(next, .paused, timeout: .seconds(10))
+        #expect(origin.requests(to: "/next.bin").isEmpty, "the pause written before its start holds")
+        #expect(try await Self.storedState(next, of: runner) == .paused)
         await runner.shutdown()
     }
 }

@@ -146,7 +146,7 @@ struct CorrectnessDefectTests {
         #expect(error.summary.contains("sync"))
         await harness.manager.shutdown()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        #expect(try store.fetch(id)?.transfer.bootID == nil, "the unsynced tail is no longer trusted")
+        #expect(try await store.fetch(id)?.transfer.bootID == nil, "the unsynced tail is no longer trusted")
         harness.origin.setFaults { $0.bytesPerSecond = nil }
         let reopened = try await harness.reopen()
         try await reopened.manager.resume(id)

@@ -177,11 +177,11 @@ struct ResumeTests {
         // Pretend the machine crashed: the record is from another boot and claims fewer synced bytes than the file
         // holds, and the unsynced tail holds garbage (as after power loss).
         let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
-        var record = try #require(try store.fetch(id))
+        var record = try #require(try await store.fetch(id))
         let durable: Int64 = 200_000
         record.transfer.durableBytes = durable
         record.transfer.bootID = "another-boot"
-        try store.saveTransfer(record)
+        try await store.saveTransfer(record)
         let part = try #require(record.partPath)
         let handle = try #require(FileHandle(forWritingAtPath: part))
         try handle.seek(toOffset: UInt64(durable))
@@ -239,9 +239,9 @@ struct ResumeTests {
         // Put the world back to "synced and committed to finalizing, not yet renamed".
         try FileManager.default.moveItem(atPath: file.path, toPath: file.path + ".part")
         let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
-        var record = try #require(try store.fetch(id))
+        var record = try #require(try await store.fetch(id))
         record.state = .running
-        try store.saveLifecycle(record)
+        try await store.saveLifecycle(record)
 
         let reopened = try await harness.reopen()
         expectContent(try await reopened.manager.wait(for: id), size: size)

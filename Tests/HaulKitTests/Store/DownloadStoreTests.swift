@@ -65,8 +65,8 @@ struct DownloadStoreTests {
     }
 
     /// Writes one record's life-cycle columns and another's transfer columns in one call; checks each got only its own.
-    static func expectLifecycleAndTransfers(_ store: any DownloadStore) throws {
-        let written = try store.insert([queued("http://a/finished"), queued("http://a/next")])
+    static func expectLifecycleAndTransfers(_ store: any DownloadStore) async throws {
+        let written = try await store.insert([queued("http://a/finished"), queued("http://a/next")])
         var finished = written[0]
         finished.state = .completed
         finished.completedAt = date.addingTimeInterval(3)
@@ -78,11 +78,11 @@ struct DownloadStoreTests {
         next.transfer.totalBytes = 10
         next.transfer.etag = "\"n\""
         next.state = .completed  // not a transfer column
-        try store.saveLifecycleAndTransfers(lifecycle: [finished], transfers: [next])
-        let first = try #require(try store.fetch(finished.downloadID))
+        try await store.saveLifecycleAndTransfers(lifecycle: [finished], transfers: [next])
+        let first = try #require(try await store.fetch(finished.downloadID))
         #expect(first.state == .completed && first.completedAt == finished.completedAt)
         #expect(first.transfer == written[0].transfer)
-        let second = try #require(try store.fetch(next.downloadID))
+        let second = try #require(try await store.fetch(next.downloadID))
         #expect(second.transfer == next.transfer && second.destinationPath == "/d/next")
         #expect(second.state == .queued)
     }
@@ -91,64 +91,64 @@ struct DownloadStoreTests {
     /// (its sync was slow) writes nothing: not its bytes, not its change time. `claim` readies the record for
     /// checkpoints (a shared queue's lease).
     static func expectCheckpointSparesFinalizing(
-        _ store: any DownloadStore, claim: (DownloadID) -> Void = { _ in }
-    ) throws {
-        var record = try #require(try store.insert([queued("http://a/big")]).first)
+        _ store: any DownloadStore, claim: (DownloadID) async -> Void = { _ in }
+    ) async throws {
+        var record = try #require(try await store.insert([queued("http://a/big")]).first)
         let id = record.downloadID
-        claim(id)
-        #expect(try store.checkpoint(id, generation: 0, durableBytes: 100, segments: nil, bootID: "b"))
-        record = try #require(try store.fetch(id))
+        await claim(id)
+        #expect(try await store.checkpoint(id, generation: 0, durableBytes: 100, segments: nil, bootID: "b"))
+        record = try #require(try await store.fetch(id))
         record.transfer.durableBytes = 300
         record.transfer.finalizing = true
         record.updatedAt = date.addingTimeInterval(5)
-        try store.saveTransfers([record])
-        #expect(try store.checkpoint(id, generation: 0, durableBytes: 200, segments: nil, bootID: "b") == false)
-        let stored = try #require(try store.fetch(id))
+        try await store.saveTransfers([record])
+        #expect(try await store.checkpoint(id, generation: 0, durableBytes: 200, segments: nil, bootID: "b") == false)
+        let stored = try #require(try await store.fetch(id))
         #expect(stored.transfer.durableBytes == 300 && stored.transfer.finalizing)
         #expect(stored.updatedAt == record.updatedAt)
     }
 
     @Test("a checkpoint never writes over a record the finishing group has taken", arguments: StoreKind.allCases)
-    func checkpointSparesFinalizing(kind: StoreKind) throws {
+    func checkpointSparesFinalizing(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try Self.expectCheckpointSparesFinalizing(try kind.make(directory))
+        try await Self.expectCheckpointSparesFinalizing(try kind.make(directory))
     }
 
     @Test(
         "one transaction records a group completed and the next group's transfers, each with only its columns",
         arguments: StoreKind.allCases)
-    func lifecycleAndTransfers(kind: StoreKind) throws {
+    func lifecycleAndTransfers(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
-        try Self.expectLifecycleAndTransfers(try kind.make(directory))
+        try await Self.expectLifecycleAndTransfers(try kind.make(directory))
     }
 
     @Test(
         "records read back exactly as written, every column, shared options and destinations decoded once per text",
         arguments: StoreKind.allCases)
-    func roundTrip(kind: StoreKind) throws {
+    func roundTrip(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
         // Options and destinations alternate, then repeat: each is decoded, found again, then taken as the last one.
-        let written = try store.insert(
+        let written = try await store.insert(
             [
                 Self.queued("http://a/1"), try Self.everyColumnSet(),
                 Self.queued("http://a/2", options: .init(priority: 7)), Self.queued("http://a/3"),
             ])
         #expect(written.map(\.id) == [1, 2, 3, 4])
-        #expect(try store.fetchAll() == written)
-        #expect(try store.fetch(written[1].downloadID) == written[1])
-        #expect(try store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
-        #expect(try store.fetch(99) == nil)
+        #expect(try await store.fetchAll() == written)
+        #expect(try await store.fetch(written[1].downloadID) == written[1])
+        #expect(try await store.fetchUpdated(since: Self.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try await store.fetch(99) == nil)
     }
 
     @Test(
         "records that never ran or failed keep nothing of their own out of line: one empty transfer, no error box",
         arguments: StoreKind.allCases)
-    func sparseRecords(kind: StoreKind) throws {
+    func sparseRecords(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        _ = try store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
-        let read = try store.fetchAll()
+        _ = try await store.insert([Self.queued("http://a/1"), try Self.everyColumnSet(), Self.queued("http://a/2")])
+        let read = try await store.fetchAll()
         #expect(read[0].storedTransfer.isShared(with: read[2].storedTransfer))
         #expect(!read[0].storedTransfer.isShared(with: read[1].storedTransfer))
         #expect(read[0].storedError == nil && read[1].storedError != nil)
@@ -196,37 +196,37 @@ struct DownloadStoreTests {
     @Test(
         "a claim trusts the caller's view only while no other connection committed since its token",
         arguments: StoreKind.allCases)
-    func claimWithView(kind: StoreKind) throws {
+    func claimWithView(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let mine = try kind.make(directory)
         let other = try kind.another(mine, in: directory)
         let share = HostShare(host: "a", wanted: 1, limit: 8)
-        let added = try mine.insert([Self.queued("http://a/1"), Self.queued("http://a/2")])
-        let view = try mine.changeToken()
+        let added = try await mine.insert([Self.queued("http://a/1"), Self.queued("http://a/2")])
+        let view = try await mine.changeToken()
         var own = added[0]
         own.updatedAt = Self.date.addingTimeInterval(5)
-        try mine.saveLifecycle([own])
-        #expect(try mine.changeToken() == view, "this connection's own commits keep its view current")
+        try await mine.saveLifecycle([own])
+        #expect(try await mine.changeToken() == view, "this connection's own commits keep its view current")
 
         // Another process finished download 2 after the view was taken: the claim reads, and refuses.
         var finished = added[1]
         finished.state = .completed
-        try other.saveLifecycle([finished])
-        #expect(try mine.changeToken() != view)
-        #expect(mine.claim(added[1].downloadID, share: share, viewToken: view) == .refused)
-        #expect(mine.claim(added[0].downloadID, share: share, viewToken: view) == .granted(connections: 1))
-        mine.release(added[0].downloadID)
-        #expect(other.claim(added[0].downloadID, share: share) == .granted(connections: 1), "released")
-        #expect(mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
+        try await other.saveLifecycle([finished])
+        #expect(try await mine.changeToken() != view)
+        #expect(await mine.claim(added[1].downloadID, share: share, viewToken: view) == .refused)
+        #expect(await mine.claim(added[0].downloadID, share: share, viewToken: view) == .granted(connections: 1))
+        await mine.release(added[0].downloadID)
+        #expect(await other.claim(added[0].downloadID, share: share) == .granted(connections: 1), "released")
+        #expect(await mine.claim(added[0].downloadID, share: share) == .refused, "held by the other connection")
     }
 
     @Test(
         "batch writes: states of many records in one call, deletes beyond SQLite's parameter limit",
         arguments: StoreKind.allCases)
-    func batches(kind: StoreKind) throws {
+    func batches(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        var records = try store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
+        var records = try await store.insert((0..<1_200).map { Self.queued("http://a/\($0)") })
         for index in records.indices {
             records[index].state = index % 3 == 0 ? .failed : .paused
             records[index].updatedAt = Self.date.addingTimeInterval(Double(index))
@@ -234,52 +234,52 @@ struct DownloadStoreTests {
         }
         records[7] = try Self.everyColumnSet()
         records[7].id = 8
-        try store.saveLifecycle(records)
+        try await store.saveLifecycle(records)
         // The manager's columns changed; record 8's job columns did not.
         var expected = records
         expected[7] = try Self.everyColumnSet().with(jobColumnsOf: Self.queued("http://a/7"))
         expected[7].id = 8
-        #expect(try store.fetchAll() == expected)
-        try store.delete(records.prefix(1_100).map(\.downloadID))
-        #expect(try store.fetchAll() == Array(expected.suffix(100)))
+        #expect(try await store.fetchAll() == expected)
+        try await store.delete(records.prefix(1_100).map(\.downloadID))
+        #expect(try await store.fetchAll() == Array(expected.suffix(100)))
         var changed = expected[1_150]
         changed.options.speedLimit = 2_048
         changed.updatedAt = Self.date.addingTimeInterval(-1)
-        try store.saveSettings(changed)
-        #expect(try store.fetch(changed.downloadID) == changed)
+        try await store.saveSettings(changed)
+        #expect(try await store.fetch(changed.downloadID) == changed)
     }
 
     @Test(
         "batched inserts: consecutive ids as SQLite gives them, never one used before, every record read back",
         arguments: StoreKind.allCases)
-    func batchedInserts(kind: StoreKind) throws {
+    func batchedInserts(kind: StoreKind) async throws {
         let directory = TemporaryDirectory()
         let store = try kind.make(directory)
-        let first = try store.insert((0..<3).map { Self.queued("http://a/\($0)") })
+        let first = try await store.insert((0..<3).map { Self.queued("http://a/\($0)") })
         #expect(first.map(\.id) == [1, 2, 3])
-        try store.delete([first[2].downloadID])
+        try await store.delete([first[2].downloadID])
         // 1 that SQLite numbers, then batches of 64, 16 and 4, then two alone; the deleted id 3 is not used again.
         var records = (0..<87).map { Self.queued("http://b/\($0)") }
         records[40] = try Self.everyColumnSet()
-        let inserted = try store.insert(records)
+        let inserted = try await store.insert(records)
         #expect(inserted.map(\.id) == (4...90).map { Int64($0) })
-        #expect(try store.fetchAll() == Array(first.prefix(2)) + inserted)
-        #expect(try store.insert([Self.queued("http://c")]).first?.id == 91)
+        #expect(try await store.fetchAll() == Array(first.prefix(2)) + inserted)
+        #expect(try await store.insert([Self.queued("http://c")]).first?.id == 91)
     }
 
     @Test(
         "batched writes: every size of batch and the rest one by one, each record its own values; the last of an id wins",
         arguments: [(StoreKind.sqlite, true), (.sqlite, false), (.memory, true)]
     )
-    func batchSizesAndRepeatedIDs(kind: StoreKind, batched: Bool) throws {
+    func batchSizesAndRepeatedIDs(kind: StoreKind, batched: Bool) async throws {
         let directory = TemporaryDirectory()
         // Batched, and one record per statement (an SQLite older than 3.33).
         let store = try kind.make(directory, batchesUpdates: batched)
         // 64 + 16 + 4 + 3: each batched statement once, then three records alone; record 88 is not written.
-        let added = try store.insert((0..<88).map { Self.queued("http://a/\($0)") })
+        let added = try await store.insert((0..<88).map { Self.queued("http://a/\($0)") })
         let transfers = Self.variedTransfers(added.prefix(87))
-        try store.saveTransfers(transfers)
-        #expect(try store.fetchAll() == transfers + [added[87]])
+        try await store.saveTransfers(transfers)
+        #expect(try await store.fetchAll() == transfers + [added[87]])
 
         // The same id twice in one call: written one by one, the last won; batched, it still does.
         var paused = transfers[1]
@@ -290,10 +290,10 @@ struct DownloadStoreTests {
         var others = Array(transfers[2..<20])
         for index in others.indices { others[index].state = .failed }
         // Both in the first batch of 16.
-        try store.saveLifecycle([paused] + others.prefix(5) + [completed] + others.dropFirst(5))
-        #expect(try store.fetch(completed.downloadID) == completed)
-        #expect(try store.fetch(others[5].downloadID)?.state == .failed)
-        #expect(try store.fetch(transfers[0].downloadID) == transfers[0])
+        try await store.saveLifecycle([paused] + others.prefix(5) + [completed] + others.dropFirst(5))
+        #expect(try await store.fetch(completed.downloadID) == completed)
+        #expect(try await store.fetch(others[5].downloadID)?.state == .failed)
+        #expect(try await store.fetch(transfers[0].downloadID) == transfers[0])
     }
 }
 

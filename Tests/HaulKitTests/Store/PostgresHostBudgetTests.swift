@@ -15,7 +15,9 @@ struct PostgresHostBudgetTests {
     func sharedSchedule() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let stores = [try PostgresStoreTests.store(url, owner: "a"), try PostgresStoreTests.store(url, owner: "b")]
+        let stores = await [
+            try PostgresStoreTests.store(url, owner: "a"), try PostgresStoreTests.store(url, owner: "b"),
+        ]
         let started = ContinuousClock.now
         var last: Duration = .zero
         for index in 0..<20 {
@@ -27,7 +29,7 @@ struct PostgresHostBudgetTests {
         // plus the time the asking took is at least that, however the round trips varied.
         let span = last + started.duration(to: .now)
         #expect(span >= .milliseconds(1890), "\(span) for 19 gaps")
-        let status = try #require(try stores[1].hostStatuses().first)
+        let status = try #require(try await stores[1].hostStatuses().first)
         #expect(status.host == "h.example")
         #expect(status.requests == 20)
         await server.stop()
@@ -37,14 +39,14 @@ struct PostgresHostBudgetTests {
     func sharedBackoff() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try PostgresStoreTests.store(url, owner: "a")
-        let b = try PostgresStoreTests.store(url, owner: "b")
+        let a = try await PostgresStoreTests.store(url, owner: "a")
+        let b = try await PostgresStoreTests.store(url, owner: "b")
         for _ in 0..<10 { _ = await a.reserveRequest(host: "h.example", gap: nil, maxConnections: 8) }
         await a.recordThrottle(host: "h.example", reason: "429 Too Many Requests", hold: .seconds(2), connections: 8)
         let held = try #require(await b.reserveRequest(host: "h.example", gap: nil, maxConnections: 8))
         #expect(held.wait >= .milliseconds(1800))
         #expect(held.connectionCap == 4)
-        let status = try #require(try b.hostStatuses().first)
+        let status = try #require(try await b.hostStatuses().first)
         #expect(status.throttles == 1)
         #expect(status.reason == "429 Too Many Requests")
         #expect(status.backoffRate != nil)
@@ -59,14 +61,14 @@ struct PostgresHostBudgetTests {
         // The policy's 20/s at its 90% margin: the sixth slot is 5 x 55.6 ms after the first.
         let span = last + started.duration(to: .now)
         #expect(span >= .milliseconds(275), "\(span) for 5 gaps")
-        #expect(try b.hostStatuses().first { $0.host == "p.example" }?.policyRate == 20)
+        #expect(try await b.hostStatuses().first { $0.host == "p.example" }?.policyRate == 20)
         await server.stop()
     }
 
     @Test("what one reservation costs: one round trip (measured, written in docs/politeness.md)")
     func cost() async throws {
         let server = try await PostgresServer.start()
-        let store = try PostgresStoreTests.store(try await server.makeDatabase(), owner: "a")
+        let store = try await PostgresStoreTests.store(try await server.makeDatabase(), owner: "a")
         _ = await store.reserveRequest(host: "warm.example", gap: nil, maxConnections: 8)
         let count = 500
         let started = ContinuousClock.now

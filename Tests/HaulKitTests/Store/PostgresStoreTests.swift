@@ -14,51 +14,51 @@ import Testing
 struct PostgresStoreTests {
     static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    static func store(_ url: URL, owner: String, lease: Duration = .seconds(30)) throws -> PostgresDownloadStore {
-        try PostgresDownloadStore(url: url, owner: owner, leaseTimeout: lease, logger: logger)
+    static func store(_ url: URL, owner: String, lease: Duration = .seconds(30)) async throws -> PostgresDownloadStore {
+        try await PostgresDownloadStore(url: url, owner: owner, leaseTimeout: lease, logger: logger)
     }
 
     @Test("records read back exactly as written, every column; the schema is made once and checked")
     func roundTrip() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let store = try Self.store(url, owner: "a")
-        let written = try store.insert(
+        let store = try await Self.store(url, owner: "a")
+        let written = try await store.insert(
             [
                 DownloadStoreTests.queued("http://a/1"), try DownloadStoreTests.everyColumnSet(),
                 DownloadStoreTests.queued("http://a/2", options: .init(priority: 7)),
             ])
         #expect(written.map(\.id) == [1, 2, 3])
-        #expect(try store.fetchAll() == written)
-        #expect(try store.fetch(written[1].downloadID) == written[1])
-        #expect(try store.fetchUpdated(since: DownloadStoreTests.date.addingTimeInterval(1)) == [written[1]])
-        #expect(try store.count() == 3)
-        #expect(try store.fetchIDs() == Set(written.map(\.downloadID)))
+        #expect(try await store.fetchAll() == written)
+        #expect(try await store.fetch(written[1].downloadID) == written[1])
+        #expect(try await store.fetchUpdated(since: DownloadStoreTests.date.addingTimeInterval(1)) == [written[1]])
+        #expect(try await store.count() == 3)
+        #expect(try await store.fetchIDs() == Set(written.map(\.downloadID)))
 
         var changed = written[0]
         changed.state = .paused
         changed.updatedAt = DownloadStoreTests.date.addingTimeInterval(9)
-        try store.saveLifecycle([changed])
-        #expect(try store.fetch(changed.downloadID)?.state == .paused)
-        try store.delete([written[2].downloadID])
-        #expect(try store.count() == 2)
+        try await store.saveLifecycle([changed])
+        #expect(try await store.fetch(changed.downloadID)?.state == .paused)
+        try await store.delete([written[2].downloadID])
+        #expect(try await store.count() == 2)
 
         // A second worker opens the same schema without migrating it again.
-        let other = try Self.store(url, owner: "b")
-        #expect(try other.fetchAll().map(\.id) == [1, 2])
+        let other = try await Self.store(url, owner: "b")
+        #expect(try await other.fetchAll().map(\.id) == [1, 2])
         #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "9")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
-        #expect(throws: DownloadError.self) { _ = try Self.store(url, owner: "c") }
+        await #expect(throws: DownloadError.self) { _ = try await Self.store(url, owner: "c") }
         await server.stop()
     }
 
     @Test("a checkpoint never writes over a record the finishing group has taken")
     func checkpointSparesFinalizing() async throws {
         let server = try await PostgresServer.start()
-        let store = try Self.store(try await server.makeDatabase(), owner: "a")
-        try DownloadStoreTests.expectCheckpointSparesFinalizing(store) { id in
-            #expect(store.claim(id, share: Self.one) == .granted(connections: 1))
+        let store = try await Self.store(try await server.makeDatabase(), owner: "a")
+        try await DownloadStoreTests.expectCheckpointSparesFinalizing(store) { id in
+            #expect(await store.claim(id, share: Self.one) == .granted(connections: 1))
         }
         await server.stop()
     }
@@ -66,7 +66,8 @@ struct PostgresStoreTests {
     @Test("one transaction records a group completed and the next group's transfers, each with only its columns")
     func lifecycleAndTransfers() async throws {
         let server = try await PostgresServer.start()
-        try DownloadStoreTests.expectLifecycleAndTransfers(try Self.store(try await server.makeDatabase(), owner: "a"))
+        try await DownloadStoreTests.expectLifecycleAndTransfers(
+            try Self.store(try await server.makeDatabase(), owner: "a"))
         await server.stop()
     }
 
@@ -78,33 +79,33 @@ struct PostgresStoreTests {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
         // Leases of 4 s: renewed every 1.3 s, with room for a busy machine.
-        let a = try Self.store(url, owner: "a", lease: .seconds(4))
-        let b = try Self.store(url, owner: "b", lease: .seconds(4))
-        let record = try #require(try a.insert([DownloadStoreTests.queued("http://a/1")]).first)
+        let a = try await Self.store(url, owner: "a", lease: .seconds(4))
+        let b = try await Self.store(url, owner: "b", lease: .seconds(4))
+        let record = try #require(try await a.insert([DownloadStoreTests.queued("http://a/1")]).first)
         let id = record.downloadID
 
-        #expect(a.claim(id, share: Self.one) == .granted(connections: 1))
-        #expect(b.claim(id, share: Self.one) == .refused, "held by a")
-        #expect(b.isClaimedElsewhere(id))
-        #expect(!a.isClaimedElsewhere(id))
+        #expect(await a.claim(id, share: Self.one) == .granted(connections: 1))
+        #expect(await b.claim(id, share: Self.one) == .refused, "held by a")
+        #expect(await b.isClaimedElsewhere(id))
+        #expect(await !a.isClaimedElsewhere(id))
         // a keeps it past its lease's length: the heartbeat renews it.
         try await Task.sleep(for: .seconds(6))
-        #expect(b.claim(id, share: Self.one) == .refused, "renewed by a's heartbeat")
-        #expect(try a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
+        #expect(await b.claim(id, share: Self.one) == .refused, "renewed by a's heartbeat")
+        #expect(try await a.checkpoint(id, generation: 0, durableBytes: 10, segments: nil, bootID: "x"))
 
         // a stops renewing, as a worker that died: after the lease, b takes the download over.
         let dead = a
         dead.stopRenewingLeases()
         try await Task.sleep(for: .seconds(5))
-        #expect(b.claim(id, share: Self.one) == .granted(connections: 1), "a's lease expired")
-        #expect(try dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
-        #expect(try b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
-        var transfer = try #require(try b.fetch(id))
+        #expect(await b.claim(id, share: Self.one) == .granted(connections: 1), "a's lease expired")
+        #expect(try await dead.checkpoint(id, generation: 0, durableBytes: 99, segments: nil, bootID: "x") == false)
+        #expect(try await b.fetch(id)?.transfer.durableBytes == 10, "the worker that lost the lease wrote nothing")
+        var transfer = try #require(try await b.fetch(id))
         transfer.transfer.durableBytes = 77
-        try dead.saveTransfers([transfer])
-        #expect(try b.fetch(id)?.transfer.durableBytes == 10)
-        b.release(id)
-        #expect(!dead.isClaimedElsewhere(id))
+        try await dead.saveTransfers([transfer])
+        #expect(try await b.fetch(id)?.transfer.durableBytes == 10)
+        await b.release(id)
+        #expect(await !dead.isClaimedElsewhere(id))
         await server.stop()
     }
 
@@ -112,55 +113,55 @@ struct PostgresStoreTests {
     func hostShares() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a", lease: .seconds(4))
-        let b = try Self.store(url, owner: "b", lease: .seconds(4))
-        let ids = try a.insert((1...5).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
+        let a = try await Self.store(url, owner: "a", lease: .seconds(4))
+        let b = try await Self.store(url, owner: "b", lease: .seconds(4))
+        let ids = try await a.insert((1...5).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
         func share(_ wanted: Int, _ host: String = "mirror") -> HostShare {
             .init(host: host, wanted: wanted, limit: 3)
         }
 
-        #expect(a.claim(ids[0], share: share(2)) == .granted(connections: 2))
-        #expect(b.claim(ids[1], share: share(2)) == .granted(connections: 1), "one connection was left")
-        #expect(a.widenClaim(ids[0], share: share(3)) == 2, "a split gets no more than the host has left")
-        #expect(b.widenClaim(ids[0], share: share(3)) == 1, "only the holder widens a claim")
-        #expect(b.claim(ids[2], share: share(1)) == .hostBusy)
-        #expect(a.claim(ids[2], share: share(1)) == .hostBusy, "the limit is the fleet's, not a worker's")
-        #expect(b.claim(ids[3], share: share(4, "other")) == .granted(connections: 3), "another host has its own")
-        #expect(a.claim(ids[1], share: share(1)) == .refused, "held by b: refused, whatever the host")
-        a.release(ids[0])
-        #expect(b.claim(ids[2], share: share(4)) == .granted(connections: 2), "a's two connections were released")
+        #expect(await a.claim(ids[0], share: share(2)) == .granted(connections: 2))
+        #expect(await b.claim(ids[1], share: share(2)) == .granted(connections: 1), "one connection was left")
+        #expect(await a.widenClaim(ids[0], share: share(3)) == 2, "a split gets no more than the host has left")
+        #expect(await b.widenClaim(ids[0], share: share(3)) == 1, "only the holder widens a claim")
+        #expect(await b.claim(ids[2], share: share(1)) == .hostBusy)
+        #expect(await a.claim(ids[2], share: share(1)) == .hostBusy, "the limit is the fleet's, not a worker's")
+        #expect(await b.claim(ids[3], share: share(4, "other")) == .granted(connections: 3), "another host has its own")
+        #expect(await a.claim(ids[1], share: share(1)) == .refused, "held by b: refused, whatever the host")
+        await a.release(ids[0])
+        #expect(await b.claim(ids[2], share: share(4)) == .granted(connections: 2), "a's two connections were released")
 
         // Connections of a worker that died come back with its leases.
         b.stopRenewingLeases()
-        #expect(a.claim(ids[4], share: share(1)) == .hostBusy)
+        #expect(await a.claim(ids[4], share: share(1)) == .hostBusy)
         try await Task.sleep(for: .seconds(5))
-        #expect(a.claim(ids[4], share: share(5)) == .granted(connections: 3))
+        #expect(await a.claim(ids[4], share: share(5)) == .granted(connections: 3))
         await server.stop()
     }
 
     @Test("a group of records is written in one statement, not one each in a transaction; the last of an id wins")
     func batchedWrites() async throws {
         let server = try await PostgresServer.start()
-        let store = try Self.store(try await server.makeDatabase(), owner: "a")
+        let store = try await Self.store(try await server.makeDatabase(), owner: "a")
         // One record: one statement, no transaction.
         var sent = store.statementCount
-        let first = try store.insert([DownloadStoreTests.queued("http://a/0")])
+        let first = try await store.insert([DownloadStoreTests.queued("http://a/0")])
         #expect(store.statementCount - sent == 1)
         // 2,500: the ids in one query, three INSERTs of at most 1,000 rows, in one transaction.
         var records = (1...2_500).map { DownloadStoreTests.queued("http://a/\($0)") }
         records[1_200] = try DownloadStoreTests.everyColumnSet()
         sent = store.statementCount
-        let inserted = try store.insert(records)
+        let inserted = try await store.insert(records)
         #expect(store.statementCount - sent == 6)
         #expect(inserted.map(\.id) == (2...2_501).map { Int64($0) })
-        #expect(try store.fetchAll() == first + inserted)
+        #expect(try await store.fetchAll() == first + inserted)
 
         // Job columns of 87 records, each its own values: one statement.
         let transfers = DownloadStoreTests.variedTransfers(inserted.prefix(87))
         sent = store.statementCount
-        try store.saveTransfers(transfers)
+        try await store.saveTransfers(transfers)
         #expect(store.statementCount - sent == 1)
-        #expect(Array(try store.fetchAll()[1...87]) == transfers)
+        #expect(await Array(try store.fetchAll()[1...87]) == transfers)
 
         // The same id twice in one call: the last is written. A group completed and the next group's transfers
         // (different records): one statement.
@@ -172,20 +173,22 @@ struct PostgresStoreTests {
         var next = transfers[2]
         next.destinationPath = "/d/next"
         sent = store.statementCount
-        try store.saveLifecycleAndTransfers(lifecycle: [paused, transfers[3], completed], transfers: [next])
+        try await store.saveLifecycleAndTransfers(lifecycle: [paused, transfers[3], completed], transfers: [next])
         #expect(store.statementCount - sent == 1)
-        #expect(try store.fetch(completed.downloadID) == completed)
-        #expect(try store.fetch(next.downloadID) == next)
+        #expect(try await store.fetch(completed.downloadID) == completed)
+        #expect(try await store.fetch(next.downloadID) == next)
 
         // Only downloads still queued become running.
         var running = Array(inserted[100..<103])
-        try store.saveLifecycle([running[1].with(state: .paused)])
+        try await store.saveLifecycle([running[1].with(state: .paused)])
         for index in running.indices { running[index].startedAt = DownloadStoreTests.date }
         sent = store.statementCount
-        try store.recordRunning(running)
+        try await store.recordRunning(running)
         #expect(store.statementCount - sent == 1)
-        #expect(try running.map { try store.fetch($0.downloadID)?.state } == [.running, .paused, .running])
-        #expect(try store.fetch(running[2].downloadID)?.startedAt == DownloadStoreTests.date)
+        var states: [DownloadState?] = []
+        for record in running { states.append(try await store.fetch(record.downloadID)?.state) }
+        #expect(states == [.running, .paused, .running])
+        #expect(try await store.fetch(running[2].downloadID)?.startedAt == DownloadStoreTests.date)
         await server.stop()
     }
 
@@ -193,37 +196,40 @@ struct PostgresStoreTests {
     func finishingFreesTheHost() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a")
-        let b = try Self.store(url, owner: "b")
-        let records = try a.insert((1...2).map { DownloadStoreTests.queued("http://mirror/\($0)") })
+        let a = try await Self.store(url, owner: "a")
+        let b = try await Self.store(url, owner: "b")
+        let records = try await a.insert((1...2).map { DownloadStoreTests.queued("http://mirror/\($0)") })
         let share = HostShare(host: "mirror", wanted: 1, limit: 1)
-        #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
-        #expect(b.claim(records[1].downloadID, share: share) == .hostBusy)
+        #expect(await a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(await b.claim(records[1].downloadID, share: share) == .hostBusy)
 
         // a's body has arrived (its file is being finished): the connection is free, the lease kept.
         let sent = a.statementCount
-        a.connectionsDone([records[0].downloadID])
+        await a.connectionsDone([records[0].downloadID])
         #expect(a.statementCount - sent == 1)
-        #expect(try b.claimHolders()[records[0].downloadID] == "a")
-        #expect(b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
+        #expect(try await b.claimHolders()[records[0].downloadID] == "a")
+        #expect(
+            await b.claim(records[1].downloadID, share: share) == .granted(connections: 1), "a's connection is free")
 
         // Recorded completed: the lease goes in that write, so the release costs no round trip.
         var finished = records[0]
         finished.destinationPath = "/d/1"
         finished.state = .completed
         finished.completedAt = DownloadStoreTests.date
-        try a.saveLifecycle([finished])
-        #expect(try b.claimHolders()[finished.downloadID] == nil)
+        try await a.saveLifecycle([finished])
+        #expect(try await b.claimHolders()[finished.downloadID] == nil)
         let released = a.statementCount
-        a.release(finished.downloadID)
+        await a.release(finished.downloadID)
         #expect(a.statementCount == released)
         // A download recorded otherwise keeps its lease until released.
-        let other = try #require(try a.insert([DownloadStoreTests.queued("http://other/1")]).first)
-        #expect(a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1)) == .granted(connections: 1))
-        try a.saveLifecycle([other.with(state: .failed)])
-        #expect(try b.claimHolders()[other.downloadID] == "a")
-        a.release(other.downloadID)
-        #expect(try b.claimHolders()[other.downloadID] == nil)
+        let other = try #require(try await a.insert([DownloadStoreTests.queued("http://other/1")]).first)
+        #expect(
+            await a.claim(other.downloadID, share: .init(host: "other", wanted: 1, limit: 1))
+                == .granted(connections: 1))
+        try await a.saveLifecycle([other.with(state: .failed)])
+        #expect(try await b.claimHolders()[other.downloadID] == "a")
+        await a.release(other.downloadID)
+        #expect(try await b.claimHolders()[other.downloadID] == nil)
         await server.stop()
     }
 
@@ -231,24 +237,24 @@ struct PostgresStoreTests {
     func changesOfOthersOnly() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a")
-        let b = try Self.store(url, owner: "b")
-        let ownBefore = try a.changeToken()
-        var seen = try b.changeToken()
-        let records = try a.insert((1...3).map { DownloadStoreTests.queued("http://a/\($0)") })
+        let a = try await Self.store(url, owner: "a")
+        let b = try await Self.store(url, owner: "b")
+        let ownBefore = try await a.changeToken()
+        var seen = try await b.changeToken()
+        let records = try await a.insert((1...3).map { DownloadStoreTests.queued("http://a/\($0)") })
         seen = try await Self.token(of: b, after: seen)
 
         // Leases alone notify nobody: when a's next write arrives, it is the only one b heard of. (Notifications
         // come in commit order.)
         let share = HostShare(host: "a", wanted: 1, limit: 8)
-        #expect(a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
-        #expect(a.widenClaim(records[0].downloadID, share: .init(host: "a", wanted: 2, limit: 8)) == 2)
-        a.release(records[0].downloadID)
-        try a.saveLifecycle([records[1].with(state: .paused)])
+        #expect(await a.claim(records[0].downloadID, share: share) == .granted(connections: 1))
+        #expect(await a.widenClaim(records[0].downloadID, share: .init(host: "a", wanted: 2, limit: 8)) == 2)
+        await a.release(records[0].downloadID)
+        try await a.saveLifecycle([records[1].with(state: .paused)])
         #expect(try await Self.token(of: b, after: seen) == seen + 1)
 
         // a's own writes (the insert, the pause) are not counted by a; b's write is.
-        try b.saveLifecycle([records[2].with(state: .failed)])
+        try await b.saveLifecycle([records[2].with(state: .failed)])
         #expect(try await Self.token(of: a, after: ownBefore) == ownBefore + 1)
         await server.stop()
     }
@@ -256,27 +262,27 @@ struct PostgresStoreTests {
     /// `store`'s change token once it differs from `token` (at most 5 s).
     static func token(of store: PostgresDownloadStore, after token: Int) async throws -> Int {
         let start = ContinuousClock.now
-        while try store.changeToken() == token, start.duration(to: .now) < .seconds(5) {
+        while try await store.changeToken() == token, start.duration(to: .now) < .seconds(5) {
             try await Task.sleep(for: .milliseconds(10))
         }
-        return try store.changeToken()
+        return try await store.changeToken()
     }
 
     @Test("claims made together: one round trip, in order, each counting the connections the ones before it took")
     func claimsTogether() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a")
-        let b = try Self.store(url, owner: "b")
-        let ids = try a.insert((1...6).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
+        let a = try await Self.store(url, owner: "a")
+        let b = try await Self.store(url, owner: "b")
+        let ids = try await a.insert((1...6).map { DownloadStoreTests.queued("http://mirror/\($0)") }).map(\.downloadID)
         let mirror = HostShare(host: "mirror", wanted: 1, limit: 3)
-        #expect(b.claim(ids[5], share: mirror) == .granted(connections: 1))
+        #expect(await b.claim(ids[5], share: mirror) == .granted(connections: 1))
         // a holds ids[4] with both of its host's connections: claimed again, it keeps them (its own are not counted
         // against it).
         let again = HostShare(host: "again", wanted: 2, limit: 2)
-        #expect(a.claim(ids[4], share: again) == .granted(connections: 2))
+        #expect(await a.claim(ids[4], share: again) == .granted(connections: 2))
         let sent = a.statementCount
-        let outcomes = a.claim(
+        let outcomes = await a.claim(
             [
                 (ids[0], mirror), (ids[5], mirror), (ids[1], HostShare(host: "mirror", wanted: 2, limit: 3)),
                 (ids[2], mirror), (ids[3], HostShare(host: "other", wanted: 1, limit: 3)),
@@ -288,11 +294,11 @@ struct PostgresStoreTests {
                 .granted(connections: 1), .refused, .granted(connections: 1), .hostBusy, .granted(connections: 1),
                 .granted(connections: 2),
             ])
-        #expect(try a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[4]: "a", ids[5]: "b"])
-        #expect(b.claim(ids[2], share: .init(host: "again", wanted: 1, limit: 2)) == .hostBusy)
+        #expect(try await a.claimHolders() == [ids[0]: "a", ids[1]: "a", ids[3]: "a", ids[4]: "a", ids[5]: "b"])
+        #expect(await b.claim(ids[2], share: .init(host: "again", wanted: 1, limit: 2)) == .hostBusy)
         // Held as any claim: released one by one.
-        a.release(ids[0])
-        #expect(b.claim(ids[2], share: mirror) == .granted(connections: 1))
+        await a.release(ids[0])
+        #expect(await b.claim(ids[2], share: mirror) == .granted(connections: 1))
         await server.stop()
     }
 
@@ -300,8 +306,8 @@ struct PostgresStoreTests {
     func conflictsRetried() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let store = try Self.store(url, owner: "a")
-        let records = try store.insert((1...2).map { DownloadStoreTests.queued("http://a/\($0)") })
+        let store = try await Self.store(url, owner: "a")
+        let records = try await store.insert((1...2).map { DownloadStoreTests.queued("http://a/\($0)") })
         // Each update fails for a conflict while a sequence (which no rollback undoes) is at most `fails`.
         try server.sql(
             """
@@ -315,24 +321,24 @@ struct PostgresStoreTests {
             CREATE TRIGGER conflict BEFORE UPDATE ON haul_download FOR EACH STATEMENT EXECUTE FUNCTION conflict();
             """, database: url.lastPathComponent)
         var sent = store.statementCount
-        try store.saveLifecycle([records[0].with(state: .paused)])
+        try await store.saveLifecycle([records[0].with(state: .paused)])
         #expect(store.statementCount - sent == 3, "two conflicts, then done")
-        #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        #expect(try await store.fetch(records[0].downloadID)?.state == .paused)
         // A transaction (one record in both of its statements) is tried again whole: BEGIN, the first UPDATE
         // (refused), ROLLBACK, then BEGIN, both UPDATEs, COMMIT.
         try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 1", database: url.lastPathComponent)
         sent = store.statementCount
         var moved = records[1]
         moved.destinationPath = "/d/2"
-        try store.saveLifecycleAndTransfers(lifecycle: [moved.with(state: .failed)], transfers: [moved])
+        try await store.saveLifecycleAndTransfers(lifecycle: [moved.with(state: .failed)], transfers: [moved])
         #expect(store.statementCount - sent == 7)
-        #expect(try store.fetch(moved.downloadID) == moved.with(state: .failed))
+        #expect(try await store.fetch(moved.downloadID) == moved.with(state: .failed))
         // Conflicts that go on fail the write after four attempts, with the database's message.
         try server.sql("SELECT setval('attempts', 1, false); UPDATE fails SET n = 100", database: url.lastPathComponent)
         sent = store.statementCount
-        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        await #expect(throws: DownloadError.self) { try await store.saveLifecycle([records[0].with(state: .queued)]) }
         #expect(store.statementCount - sent == PostgresDownloadStore.conflictAttempts)
-        #expect(try store.fetch(records[0].downloadID)?.state == .paused)
+        #expect(try await store.fetch(records[0].downloadID)?.state == .paused)
         // Another failure is not tried again.
         try server.sql(
             """
@@ -341,7 +347,7 @@ struct PostgresStoreTests {
             END; $$ LANGUAGE plpgsql;
             """, database: url.lastPathComponent)
         sent = store.statementCount
-        #expect(throws: DownloadError.self) { try store.saveLifecycle([records[0].with(state: .queued)]) }
+        await #expect(throws: DownloadError.self) { try await store.saveLifecycle([records[0].with(state: .queued)]) }
         #expect(store.statementCount - sent == 1)
         await server.stop()
     }
@@ -350,15 +356,15 @@ struct PostgresStoreTests {
     func notifications() async throws {
         let server = try await PostgresServer.start()
         let url = try await server.makeDatabase()
-        let a = try Self.store(url, owner: "a")
-        let b = try Self.store(url, owner: "b")
-        let before = try b.changeToken()
-        _ = try a.insert([DownloadStoreTests.queued("http://a/1")])
+        let a = try await Self.store(url, owner: "a")
+        let b = try await Self.store(url, owner: "b")
+        let before = try await b.changeToken()
+        _ = try await a.insert([DownloadStoreTests.queued("http://a/1")])
         let start = ContinuousClock.now
-        while try b.changeToken() == before, start.duration(to: .now) < .seconds(5) {
+        while try await b.changeToken() == before, start.duration(to: .now) < .seconds(5) {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(try b.changeToken() != before, "b heard of a's insert")
+        #expect(try await b.changeToken() != before, "b heard of a's insert")
         #expect(start.duration(to: .now) < .seconds(1))
         await server.stop()
     }

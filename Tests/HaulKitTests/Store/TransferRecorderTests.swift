@@ -121,13 +121,15 @@ struct TransferRecorderTests {
     func loneRecord() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let recorder = TransferRecorder { [store] records throws(DownloadError) in try store.saveTransfers(records) }
-        var record = try store.insert([DownloadStoreTests.queued("http://example.com/a.bin")])[0]
+        let recorder = TransferRecorder { [store] records throws(DownloadError) in
+            try await store.saveTransfers(records)
+        }
+        var record = try await store.insert([DownloadStoreTests.queued("http://example.com/a.bin")])[0]
         record.destinationPath = directory.file("a.bin").path
         record.transfer.hasPartData = true
         record.transfer.etag = "\"v1\""
         try await recorder.save(record)
-        let stored = try #require(try store.fetch(record.downloadID))
+        let stored = try #require(try await store.fetch(record.downloadID))
         #expect(stored.destinationPath == record.destinationPath)
         #expect(stored.transfer.etag == "\"v1\"")
         #expect(recorder.commitCount == 1)

@@ -10,13 +10,13 @@ struct FinishingQueueTests {
     /// A recorded download with a complete part file of `size` bytes, ready to finish.
     static func ready(
         _ name: String, size: Int, in directory: TemporaryDirectory, store: SQLiteDownloadStore
-    ) throws -> FinishingQueue.Request {
+    ) async throws -> FinishingQueue.Request {
         let destination = directory.file(name).path
         let now = Date()
         var record = DownloadRecord(
             url: "http://example.com/\(name)", destinationPath: destination, options: DownloadOptions(),
             state: .running, createdAt: now, updatedAt: now)
-        record = try store.insert([record])[0]
+        record = try await store.insert([record])[0]
         let file = try PartFile(path: destination + partFileSuffix, mode: .createNew)
         try file.write(ByteBuffer(repeating: 7, count: size), at: 0)
         record.transfer.hasPartData = true
@@ -32,13 +32,13 @@ struct FinishingQueueTests {
     /// A recorded download whose whole body of `size` bytes is held in memory, ready to finish.
     static func held(
         _ name: String, size: Int, in directory: TemporaryDirectory, store: SQLiteDownloadStore, fresh: Bool = true
-    ) throws -> FinishingQueue.Request {
+    ) async throws -> FinishingQueue.Request {
         let destination = directory.file(name).path
         let now = Date()
         var record = DownloadRecord(
             url: "http://example.com/\(name)", options: DownloadOptions(), state: .running, createdAt: now,
             updatedAt: now)
-        record = try store.insert([record])[0]
+        record = try await store.insert([record])[0]
         record.destinationPath = destination
         record.transfer.hasPartData = true
         record.transfer.totalBytes = Int64(size)
@@ -57,9 +57,13 @@ struct FinishingQueueTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
         let queue = FinishingQueue(store: store)
-        let requests =
-            try (0..<20).map { try Self.held("h\($0).bin", size: 100 * $0, in: directory, store: store) }
-            + (0..<5).map { try Self.ready("f\($0).bin", size: 1_000 + $0, in: directory, store: store) }
+        var requests: [FinishingQueue.Request] = []
+        for index in 0..<20 {
+            requests.append(try await Self.held("h\(index).bin", size: 100 * index, in: directory, store: store))
+        }
+        for index in 0..<5 {
+            requests.append(try await Self.ready("f\(index).bin", size: 1_000 + index, in: directory, store: store))
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for request in requests { group.addTask { try await queue.finish(request) } }
             try await group.waitForAll()
@@ -73,7 +77,7 @@ struct FinishingQueueTests {
                 #expect(data.count == size)
             }
             #expect(FileSystem.entry(at: request.partPath) == FileSystem.Entry.none)
-            let stored = try #require(try store.fetch(request.record.downloadID))
+            let stored = try #require(try await store.fetch(request.record.downloadID))
             #expect(stored.state == .completed)
             #expect(stored.destinationPath == request.destination)
             #expect(stored.transfer.hasPartData)
@@ -95,7 +99,7 @@ struct FinishingQueueTests {
         _ = try await placed.value
         let error = try #require(await #expect(throws: DownloadError.self) { try await refused.value })
         #expect(FileSystem.entry(at: good.destination) == .regularFile(size: size))
-        let stored = try #require(try store.fetch(bad.record.downloadID))
+        let stored = try #require(try await store.fetch(bad.record.downloadID))
         #expect(stored.state == .running, "never recorded completed")
         return (stored, error)
     }
@@ -106,8 +110,8 @@ struct FinishingQueueTests {
     func heldBodyRefused(listed: Bool) async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let good = try Self.held("good.bin", size: 5_000, in: directory, store: store)
-        let taken = try Self.held("taken.bin", size: 5_000, in: directory, store: store)
+        let good = try await Self.held("good.bin", size: 5_000, in: directory, store: store)
+        let taken = try await Self.held("taken.bin", size: 5_000, in: directory, store: store)
         var listings = DirectoryListings()
         if listed {
             #if os(Linux)
@@ -132,7 +136,7 @@ struct FinishingQueueTests {
     func heldBodyReplaces() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let request = try Self.held("old.bin", size: 7_000, in: directory, store: store)
+        let request = try await Self.held("old.bin", size: 7_000, in: directory, store: store)
         _ = FileManager.default.createFile(atPath: request.destination, contents: Data("the old file".utf8))
         try await FinishingQueue(store: store).finish(request)
         let data = try #require(FileManager.default.contents(atPath: request.destination))
@@ -160,7 +164,10 @@ struct FinishingQueueTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
         let queue = FinishingQueue(store: store)
-        let requests = try (0..<40).map { try Self.ready("f\($0).bin", size: 1_000 + $0, in: directory, store: store) }
+        var requests: [FinishingQueue.Request] = []
+        for index in 0..<40 {
+            requests.append(try await Self.ready("f\(index).bin", size: 1_000 + index, in: directory, store: store))
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for request in requests { group.addTask { try await queue.finish(request) } }
             try await group.waitForAll()
@@ -168,7 +175,7 @@ struct FinishingQueueTests {
         for (index, request) in requests.enumerated() {
             #expect(FileSystem.entry(at: request.destination) == .regularFile(size: Int64(1_000 + index)))
             #expect(FileSystem.entry(at: request.partPath) == FileSystem.Entry.none)
-            let stored = try #require(try store.fetch(request.record.downloadID))
+            let stored = try #require(try await store.fetch(request.record.downloadID))
             #expect(stored.state == .completed)
             #expect(stored.transfer.finalizing)
             close(request)
@@ -180,8 +187,8 @@ struct FinishingQueueTests {
     func oneFails() async throws {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
-        let good = try Self.ready("good.bin", size: 10, in: directory, store: store)
-        let bad = try Self.ready("bad.bin", size: 10, in: directory, store: store)
+        let good = try await Self.ready("good.bin", size: 10, in: directory, store: store)
+        let bad = try await Self.ready("bad.bin", size: 10, in: directory, store: store)
         // A directory where the file should go: the rename cannot replace it.
         try FileManager.default.createDirectory(atPath: bad.destination, withIntermediateDirectories: false)
         _ = FileManager.default.createFile(atPath: bad.destination + "/inside", contents: Data())
@@ -200,8 +207,8 @@ struct FinishingQueueTests {
         let directory = TemporaryDirectory()
         let store = try SQLiteDownloadStore(path: directory.file("state/haul.sqlite").path)
         let queue = FinishingQueue(store: store)
-        let first = try Self.held("new/sub/a.bin", size: 3_000, in: directory, store: store)
-        let second = try Self.held("new/sub/b.bin", size: 4_000, in: directory, store: store)
+        let first = try await Self.held("new/sub/a.bin", size: 3_000, in: directory, store: store)
+        let second = try await Self.held("new/sub/b.bin", size: 4_000, in: directory, store: store)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for request in [first, second] { group.addTask { try await queue.finish(request) } }
             try await group.waitForAll()
@@ -210,8 +217,8 @@ struct FinishingQueueTests {
         #expect(FileSystem.entry(at: second.destination) == .regularFile(size: 4_000))
         // A file where its directory should be.
         _ = FileManager.default.createFile(atPath: directory.file("blocked").path, contents: Data("a file".utf8))
-        let good = try Self.held("new/c.bin", size: 5_000, in: directory, store: store)
-        let bad = try Self.held("blocked/d.bin", size: 5_000, in: directory, store: store)
+        let good = try await Self.held("new/c.bin", size: 5_000, in: directory, store: store)
+        let bad = try await Self.held("blocked/d.bin", size: 5_000, in: directory, store: store)
         let (stored, error) = try await Self.expectOnlyGoodPlaced(good, bad, size: 5_000, store: store)
         #expect(error.code == .destinationNotWritable, "\(error)")
         #expect(stored.transfer.durableBytes == 0)

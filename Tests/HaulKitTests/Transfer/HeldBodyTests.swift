@@ -110,9 +110,9 @@ struct HeldBodyTests {
         await harness.manager.shutdown()
         // Put the world back to "renamed and its directory synced, not yet recorded completed".
         let store = try SQLiteDownloadStore(path: harness.directory.file("state/haul.sqlite").path)
-        var record = try #require(try store.fetch(id))
+        var record = try #require(try await store.fetch(id))
         record.state = .running
-        try store.saveLifecycle(record)
+        try await store.saveLifecycle(record)
 
         let reopened = try await harness.reopen()
         #expect(try await reopened.manager.wait(for: id) == file)

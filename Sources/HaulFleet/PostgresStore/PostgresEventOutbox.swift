@@ -85,21 +85,21 @@ final class PostgresEventOutbox: EventOutbox {
     }
 
     /// Names `targets` in both of the store's sessions (every state change goes through one of them).
-    init(store: PostgresDownloadStore, targets: [EventTarget]) throws(DownloadError) {
+    init(store: PostgresDownloadStore, targets: [EventTarget]) async throws(DownloadError) {
         self.store = store
         let value = StoredValue.text(Self.setting(targets))
         for lane in [store.data, store.leases] {
-            try store.run("SELECT set_config('haul.event_targets', $1, false)", [value], on: lane)
+            try await store.run("SELECT set_config('haul.event_targets', $1, false)", [value], on: lane)
         }
     }
 
-    func dueEvents(
+    nonisolated(nonsending) func dueEvents(
         targets: [String], limit: Int, lease: Duration, excluding: Set<Int64>
-    ) throws(DownloadError)
+    ) async throws(DownloadError)
         -> [OutboxEvent]
     {
         guard !targets.isEmpty, limit > 0 else { return [] }
-        let result = try store.run(
+        let result = try await store.run(
             """
             UPDATE \(Self.table) SET leaseOwner = $1, leaseExpires = now() + $2 * interval '1 millisecond'
             WHERE seq IN (
@@ -136,12 +136,14 @@ final class PostgresEventOutbox: EventOutbox {
         }.sorted { $0.sequence < $1.sequence }
     }
 
-    func settle(_ sequence: Int64) throws(DownloadError) {
-        try store.run("DELETE FROM \(Self.table) WHERE seq = $1", [.integer(sequence)])
+    nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError) {
+        try await store.run("DELETE FROM \(Self.table) WHERE seq = $1", [.integer(sequence)])
     }
 
-    func postpone(_ sequence: Int64, attempts: Int, next: Date, reason: String) throws(DownloadError) {
-        try store.run(
+    nonisolated(nonsending) func postpone(
+        _ sequence: Int64, attempts: Int, next: Date, reason: String
+    ) async throws(DownloadError) {
+        try await store.run(
             """
             UPDATE \(Self.table) SET attempts = $1, nextAttempt = $2, lastError = $3, leaseOwner = NULL,
                 leaseExpires = NULL
@@ -149,28 +151,29 @@ final class PostgresEventOutbox: EventOutbox {
             """, [.integer(Int64(attempts)), .date(next), .text(reason), .integer(sequence)])
     }
 
-    func depth() throws(DownloadError) -> Int {
-        let rows = try store.run("SELECT count(*) FROM \(Self.table)").rows
+    nonisolated(nonsending) func depth() async throws(DownloadError) -> Int {
+        let rows = try await store.run("SELECT count(*) FROM \(Self.table)").rows
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func pending(targets: [String]) throws(DownloadError) -> Int {
-        let rows = try store.run(
+    nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int {
+        let rows = try await store.run(
             "SELECT count(*) FROM \(Self.table) WHERE target = ANY (string_to_array($1, E'\\n'))",
             [.text(targets.joined(separator: "\n"))]
         ).rows
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
-    func close() {
-        _ = try? store.run(
+    nonisolated(nonsending) func close() async {
+        _ = try? await store.run(
             "UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL WHERE leaseOwner = $1",
             [.text(store.owner)])
     }
 }
 
 extension PostgresDownloadStore {
-    func enableOutbox(for targets: [EventTarget]) throws(DownloadError) -> any EventOutbox {
-        try PostgresEventOutbox(store: self, targets: targets)
+    nonisolated(nonsending) func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox
+    {
+        try await PostgresEventOutbox(store: self, targets: targets)
     }
 }

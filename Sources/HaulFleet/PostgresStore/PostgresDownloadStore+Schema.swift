@@ -159,20 +159,21 @@ extension PostgresDownloadStore {
             """
         ),
         (
-            // The update trigger names every column but the id, from ``DownloadColumn`` (a migration that adds a
-            // column recreates it the same way, so no column is left out of the notifications).
+            // The update trigger names every column but the id, from ``DownloadColumn``. A migration that adds a
+            // column may recreate it the same way; if it does not, the repair at every open does
+            // (``repairUpdateTrigger(on:_:)``).
             "v6: owners and fingerprints",
             """
             ALTER TABLE \(table) ADD COLUMN owner TEXT, ADD COLUMN fileSize BIGINT, ADD COLUMN fileModified BIGINT,
                 ADD COLUMN fileIdentity TEXT, ADD COLUMN sha256 TEXT;
-            \(updateTrigger(through: .sha256))
+            \(updateTrigger(on: triggerColumns(through: .sha256)))
             """
         ),
         (
             "v7: what a completed file was verified against",
             """
             ALTER TABLE \(table) ADD COLUMN verification TEXT;
-            \(updateTrigger(through: .verification))
+            \(updateTrigger(on: triggerColumns(through: .verification)))
             """
         ),
         (
@@ -184,27 +185,22 @@ extension PostgresDownloadStore {
         ("v9: hosts' request schedules and backoff, shared by the fleet", hostBudgetMigration),
     ]
 
-    /// Recreates the trigger that announces a change to a record's own columns (every column of ``DownloadColumn``
-    /// but the id, through `last`: those a migration's table has; a claim, renewal or release alone changes only the
-    /// lease columns and is not announced).
-    private static func updateTrigger(through last: DownloadColumn) -> String {
+    /// The columns of the update trigger at a migration that added `last`: those of ``DownloadColumn`` but the id,
+    /// through `last` (those that migration's table has).
+    private static func triggerColumns(through last: DownloadColumn) -> [String] {
         let all = DownloadColumn.allCases
-        let columns = all[...all.firstIndex(of: last)!].filter { $0 != .id }.map(\.rawValue).joined(separator: ", ")
-        return """
-            DROP TRIGGER \(table)_updated ON \(table);
-            CREATE TRIGGER \(table)_updated AFTER UPDATE OF \(columns)
-                ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify();
-            """
+        return all[...all.firstIndex(of: last)!].filter { $0 != .id }.map(\.rawValue)
     }
 
     /// Applies the migrations not yet applied (one worker at a time: an advisory lock), then checks that the table
-    /// has ``DownloadColumn``'s columns, in order, with their types.
-    func migrate() throws(DownloadError) {
-        try transaction { send throws(DownloadError) in
-            _ = try send("SELECT pg_advisory_xact_lock(7212345)", [])
-            _ = try send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])
+    /// has ``DownloadColumn``'s columns, in order, with their types, and that the update trigger names them all but the
+    /// id (recreating it if not), in the same transaction.
+    nonisolated(nonsending) func migrate() async throws(DownloadError) {
+        try await transaction { send throws(DownloadError) in
+            _ = try await send("SELECT pg_advisory_xact_lock(7212345)", [])
+            _ = try await send("CREATE TABLE IF NOT EXISTS haul_schema_migrations (name TEXT PRIMARY KEY)", [])
             let applied = Set(
-                try send("SELECT name FROM haul_schema_migrations", []).rows.compactMap {
+                try await send("SELECT name FROM haul_schema_migrations", []).rows.compactMap {
                     try? $0.makeRandomAccess()[0].decode(String.self)
                 })
             let known = Set(Self.migrations.map(\.name))
@@ -215,10 +211,10 @@ extension PostgresDownloadStore {
                         + "(\(HaulVersion.current)) cannot use safely; use the newer haul")
             }
             for migration in Self.migrations where !applied.contains(migration.name) {
-                for statement in Self.statements(migration.sql) { _ = try send(statement, []) }
-                _ = try send("INSERT INTO haul_schema_migrations (name) VALUES ($1)", [.text(migration.name)])
+                for statement in Self.statements(migration.sql) { _ = try await send(statement, []) }
+                _ = try await send("INSERT INTO haul_schema_migrations (name) VALUES ($1)", [.text(migration.name)])
             }
-            let found = try send(
+            let found = try await send(
                 """
                 SELECT column_name, data_type FROM information_schema.columns
                 WHERE table_name = '\(Self.table)' AND table_schema = current_schema() ORDER BY ordinal_position
@@ -245,6 +241,7 @@ extension PostgresDownloadStore {
                     reason: "its \(Self.table) table has the columns [\(found.joined(separator: ", "))], not the "
                         + "expected [\(expected.joined(separator: ", "))]; use the haul that made it")
             }
+            try await repairUpdateTrigger(send)
         }
     }
 
@@ -258,7 +255,7 @@ extension PostgresDownloadStore {
     }
 
     /// The statements of a migration, split at `;` outside `$$` bodies.
-    private static func statements(_ sql: String) -> [String] {
+    static func statements(_ sql: String) -> [String] {
         var statements: [String] = []
         var current = ""
         var inBody = false

@@ -1,5 +1,6 @@
 import Foundation
 import HaulKit
+import NIOCore
 import PostgresNIO
 
 /// Leases: which worker runs which download, and how many of its host's connections it holds.
@@ -14,15 +15,17 @@ extension PostgresDownloadStore {
     /// the function `haul_download_take_shares` (migration v5) locks the row, then the host (an advisory lock, so two
     /// workers never both take the last connection), then counts the host's connections in a statement of its own
     /// (a fresh snapshot, so it sees every claim committed before the lock was taken).
-    func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) -> ClaimOutcome {
-        claim([(id, share)], viewToken: viewToken)[0]
+    nonisolated(nonsending) func claim(_ id: DownloadID, share: HostShare, viewToken: Int?) async -> ClaimOutcome {
+        await claim([(id, share)], viewToken: viewToken)[0]
     }
 
     var claimsTogether: Bool { true }
 
     /// One round trip for all: `haul_download_take_shares` (migration v5) takes them in order, counting each host's
     /// live connections once (under its advisory lock, as a single claim does) and adding what it grants.
-    func claim(_ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?) -> [ClaimOutcome] {
+    nonisolated(nonsending) func claim(
+        _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
+    ) async -> [ClaimOutcome] {
         guard !requests.isEmpty else { return [] }
         var values: [StoredValue] = [.text(owner), .integer(Int64(leaseTimeout.inSeconds * 1000))]
         // Four arrays, one element per download each: ids, hosts, connections wanted, limits.
@@ -39,7 +42,7 @@ extension PostgresDownloadStore {
         let types = ["BIGINT", "TEXT", "BIGINT", "BIGINT"]
         let arguments = zip(arrays, types).map { "ARRAY[\($0.joined(separator: ", "))]::\($1)[]" }
         let granted =
-            (try? run(
+            (try? await run(
                 "SELECT \(Self.table)_take_shares($1, $2, \(arguments.joined(separator: ", ")))", values, on: leases
             ).rows.first).flatMap { row in
                 (try? row?.makeRandomAccess()[0].decode([Int64].self))?.map { Optional(Int($0)) }
@@ -62,8 +65,8 @@ extension PostgresDownloadStore {
 
     /// `haul_download_take_share` (migration v3) for a download this worker holds: as many of `share.wanted` connections
     /// as the host has left, never fewer than its lease has; 1 when the database cannot be reached.
-    func widenClaim(_ id: DownloadID, share: HostShare) -> Int {
-        let rows = try? run(
+    nonisolated(nonsending) func widenClaim(_ id: DownloadID, share: HostShare) async -> Int {
+        let rows = try? await run(
             "SELECT \(Self.table)_take_share($1, $2, $3, $4, $5, $6, false)",
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
@@ -76,10 +79,10 @@ extension PostgresDownloadStore {
 
     /// One statement for all (a lease's column alone: nobody is notified), on the data connection, so it never
     /// takes the rows' locks in another order than a group's write running at the same time.
-    func connectionsDone(_ ids: [DownloadID]) {
+    nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async {
         guard !ids.isEmpty else { return }
         for chunk in Self.idChunks(ids) {
-            _ = try? run(
+            _ = try? await run(
                 """
                 UPDATE \(Self.table) SET leaseConnections = 0
                 WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner = $1
@@ -88,19 +91,19 @@ extension PostgresDownloadStore {
     }
 
     /// No round trip for a download this worker does not hold (its completion gave the lease up already).
-    func release(_ id: DownloadID) {
+    nonisolated(nonsending) func release(_ id: DownloadID) async {
         guard held.withLock({ $0.remove(id) }) != nil else { return }
-        _ = try? run(
+        _ = try? await run(
             """
             UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL, leaseHost = NULL, leaseConnections = NULL
             WHERE id = $1 AND leaseOwner = $2
             """, [.integer(id.rawValue), .text(owner)], on: leases)
     }
 
-    func claimedElsewhere(_ ids: [DownloadID]) -> Set<DownloadID> {
+    nonisolated(nonsending) func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
         var claimed: Set<DownloadID> = []
         for chunk in Self.idChunks(ids) {
-            let rows = try? run(
+            let rows = try? await run(
                 """
                 SELECT id FROM \(Self.table)
                 WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner IS NOT NULL
@@ -116,9 +119,9 @@ extension PostgresDownloadStore {
         return claimed
     }
 
-    func claimHolders() throws(DownloadError) -> [DownloadID: String] {
+    nonisolated(nonsending) func claimHolders() async throws(DownloadError) -> [DownloadID: String] {
         var holders: [DownloadID: String] = [:]
-        for row in try run(
+        for row in try await run(
             "SELECT id, leaseOwner FROM \(Self.table) WHERE leaseOwner IS NOT NULL AND leaseExpires >= now()"
         ).rows {
             let cells = row.makeRandomAccess()
@@ -132,35 +135,44 @@ extension PostgresDownloadStore {
 
     /// Stops renewing this worker's leases: they run out after ``leaseTimeout`` (what a worker that dies does).
     func stopRenewingLeases() {
-        heartbeatStopped.store(true, ordering: .relaxed)
+        heartbeat.withLock { $0?.cancel() }
     }
 
     /// The downloads whose lease this worker lost (it ran out and another worker took it), since the last call.
-    func lostClaims() -> Set<DownloadID> {
+    nonisolated(nonsending) func lostClaims() async -> Set<DownloadID> {
         lost.withLock { lost in
             defer { lost = [] }
             return lost
         }
     }
 
-    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost.
-    func renewLeases() {
+    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost. A future of the leases'
+    /// connection, not an `async` call: the heartbeat runs it on an event loop, off the cooperative pool. Not in the
+    /// leases' turn: the statement is one on its own (the connection queues it behind a claim's), and no transaction
+    /// runs on that connection.
+    func renewLeases() -> EventLoopFuture<Void> {
         let mine = held.withLock { $0 }
-        guard !mine.isEmpty else { return }
-        guard
-            let rows = try? run(
-                """
-                UPDATE \(Self.table) SET leaseExpires = now() + \(interval)
-                WHERE leaseOwner = $1 RETURNING id
-                """, [.text(owner)], on: leases
-            ).rows
-        else { return }  // The database is unreachable: the leases run out, and the next renewal tells.
-        let renewed = Set(
-            rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map(DownloadID.init(rawValue:)))
-        let gone = mine.subtracting(renewed)
-        guard !gone.isEmpty else { return }
-        held.withLock { $0.subtract(gone) }
-        lost.withLock { $0.formUnion(gone) }
-        logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
+        let connection = leases.connection
+        guard !mine.isEmpty else { return connection.eventLoop.makeSucceededVoidFuture() }
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(owner)
+        sent.add(1, ordering: .relaxed)
+        let query = PostgresQuery(
+            unsafeSQL: "UPDATE \(Self.table) SET leaseExpires = now() + \(interval) WHERE leaseOwner = $1 RETURNING id",
+            binds: bindings)
+        return connection.query(query, logger: logger).map { [self] result in
+            let renewed = Set(
+                result.rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }
+                    .map(DownloadID.init(rawValue:)))
+            // Only the ones still held: a download released meanwhile (its completion gave the lease up) is not lost.
+            let gone = held.withLock { held in
+                let gone = mine.subtracting(renewed).intersection(held)
+                held.subtract(gone)
+                return gone
+            }
+            guard !gone.isEmpty else { return }
+            lost.withLock { $0.formUnion(gone) }
+            logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
+        }.recover { _ in }  // The database is unreachable: the leases run out, and the next renewal tells.
     }
 }

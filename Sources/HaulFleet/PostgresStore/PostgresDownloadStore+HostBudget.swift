@@ -10,48 +10,40 @@ import PostgresNIO
 extension PostgresDownloadStore: SharedHostBudget {
     var sharedHostBudget: (any SharedHostBudget)? { self }
 
-    func reserveRequest(
+    nonisolated(nonsending) func reserveRequest(
         host: String, gap: Duration?, maxConnections: Int
     ) async -> (
         wait: Duration, connectionCap: Int?, limited: Bool
     )? {
         let micros = gap.map { Int64($0.inSeconds * 1_000_000) } ?? 0
-        let answer = await offThread { [self] () -> (wait: Int64, cap: Int32?, limited: Bool)? in
-            guard
-                let row = try? run(
-                    "SELECT wait_us, cap, limited FROM haul_host_reserve($1, $2, $3)",
-                    [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: hosts
-                ).rows.first,
-                let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
-            else { return nil }
-            let cells = row.makeRandomAccess()
-            return (wait, (try? cells[1].decode(Int32?.self)) ?? nil, (try? cells[2].decode(Bool.self)) ?? true)
-        }
-        guard let answer = answer ?? nil else { return nil }
-        return (.microseconds(max(0, answer.wait)), answer.cap.map(Int.init), answer.limited)
+        guard
+            let row = try? await run(
+                "SELECT wait_us, cap, limited FROM haul_host_reserve($1, $2, $3)",
+                [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: hosts
+            ).rows.first,
+            let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
+        else { return nil }
+        let cells = row.makeRandomAccess()
+        let cap = (try? cells[1].decode(Int32?.self)) ?? nil
+        return (.microseconds(max(0, wait)), cap.map(Int.init), (try? cells[2].decode(Bool.self)) ?? true)
     }
 
-    func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
+    nonisolated(nonsending) func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
-        _ = await offThread { [self] in
-            _ = try? run(
-                "SELECT haul_host_throttled($1, $2, $3, $4)",
-                [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: hosts)
-        }
+        _ = try? await run(
+            "SELECT haul_host_throttled($1, $2, $3, $4)",
+            [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: hosts)
     }
 
-    func recordPolicy(host: String, rate: Double?, hold: Duration?) async {
+    nonisolated(nonsending) func recordPolicy(host: String, rate: Double?, hold: Duration?) async {
         let millirate = rate.map { Int64($0 * 1000) }
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
-        _ = await offThread { [self] in
-            _ = try? run(
-                "SELECT haul_host_learned($1, $2, $3)",
-                [.text(host), StoredValue(millirate), .integer(micros)], on: hosts)
-        }
+        _ = try? await run(
+            "SELECT haul_host_learned($1, $2, $3)", [.text(host), StoredValue(millirate), .integer(micros)], on: hosts)
     }
 
-    func hostStatuses() throws(DownloadError) -> [HostStatus] {
-        let rows = try run(
+    nonisolated(nonsending) func hostStatuses() async throws(DownloadError) -> [HostStatus] {
+        let rows = try await run(
             """
             SELECT host, requests, policy_rate, backoff_rate, connection_cap,
                 CASE WHEN hold_until > clock_timestamp()
@@ -73,11 +65,6 @@ extension PostgresDownloadStore: SharedHostBudget {
                 reason: (try? cells[7].decode(String?.self)) ?? nil,
                 throttles: Int((try? cells[8].decode(Int64.self)) ?? 0))
         }
-    }
-
-    /// Runs a blocking round trip on NIO's blocking-I/O threads, never on a cooperative one.
-    private func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
-        try? await NIOThreadPool.singleton.runIfActive(body)
     }
 
     /// Migration v8: the table and its three functions. The rules are ``HaulKit``'s `HostPoliteness`, in SQL: a

@@ -1,0 +1,51 @@
+import Synchronization
+
+/// A turn that callers await, first come first served: the asynchronous counterpart of a lock, for work that awaits
+/// while it holds the turn (a transaction's statements on one connection). Waiting suspends the task; no thread is
+/// blocked.
+final class AsyncTurn: Sendable {
+    private struct State {
+        var taken = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Returns once the caller holds the turn; ``give()`` hands it on.
+    nonisolated(nonsending) func take() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard state.taken else {
+                    state.taken = true
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Gives the turn to the first waiting caller, or frees it.
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.taken = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}
+
+/// A flag set from an asynchronous call and read after it.
+final class SharedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    /// Sets the flag.
+    func set() { value.store(true, ordering: .relaxed) }
+
+    /// Whether it was set.
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HaulKit
+import PostgresNIO
+
+/// The records read back, each decoded from its row (a damaged one is marked, not dropped).
+extension PostgresDownloadStore {
+    static let select =
+        "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
+
+    nonisolated(nonsending) func records(
+        _ sql: String, _ binds: [StoredValue] = []
+    ) async throws(DownloadError) -> [DownloadRecord] {
+        var decoder = DownloadRecordDecoder()
+        return try await run(sql, binds).rows.map {
+            decoder.decodeOrMarkDamaged(PostgresStoredRow($0.makeRandomAccess()))
+        }
+    }
+
+    nonisolated(nonsending) func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
+        try await records(Self.select + " ORDER BY id")
+    }
+
+    nonisolated(nonsending) func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord? {
+        try await records(Self.select + " WHERE id = $1", [.integer(id.rawValue)]).first
+    }
+
+    nonisolated(nonsending) func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
+        try await records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])
+    }
+
+    nonisolated(nonsending) func fetchIDs() async throws(DownloadError) -> Set<DownloadID> {
+        Set(
+            try await run("SELECT id FROM \(Self.table)").rows.compactMap { row in
+                (try? row.makeRandomAccess()[0].decode(Int64.self)).map(DownloadID.init(rawValue:))
+            })
+    }
+
+    nonisolated(nonsending) func count() async throws(DownloadError) -> Int {
+        let row = try await run("SELECT count(*) FROM \(Self.table)").rows.first
+        return Int((try? row?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
+    }
+
+    nonisolated(nonsending) func changeToken() async throws(DownloadError) -> Int { changes.load(ordering: .relaxed) }
+}
+
+/// A PostgreSQL row read by position, for ``DownloadRecordDecoder``.
+private struct PostgresStoredRow: StoredRow {
+    let row: PostgresRandomAccessRow
+
+    init(_ row: PostgresRandomAccessRow) { self.row = row }
+
+    func integer(at index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
+    func text(at index: Int) throws -> String? { try row[index].decode(String?.self) }
+    func boolean(at index: Int) throws -> Bool? { try row[index].decode(Bool?.self) }
+    func date(at index: Int) throws -> Date? { try row[index].decode(Date?.self) }
+}
