@@ -36,10 +36,12 @@ extension DownloadManager {
         if [.paused, .failed, .interrupted].contains(snapshot.state) { progress.pause() }
         let link = ProgressLink(id: id, progress: progress)
         link.follow(observeEvents { [link] event in link.receive(event) })
-        progress.pausingHandler = { [weak self] in
+        progress.pausingHandler = { [weak self, link] in
+            guard !link.isMirrored(pause: true) else { return }
             Task { await self?.pauseFromProgress(id) }
         }
-        progress.resumingHandler = { [weak self] in
+        progress.resumingHandler = { [weak self, link] in
+            guard !link.isMirrored(pause: false) else { return }
             Task { await self?.resumeFromProgress(id) }
         }
         progress.cancellationHandler = { [weak self, link] in
@@ -76,6 +78,8 @@ final class ProgressLink: Sendable {
     let progress: Progress
     private let observation = Mutex<EventObservation?>(nil)
     private let stopped = Atomic<Bool>(false)
+    /// The pauses and resumes ``mirror(pause:)`` made whose handler calls have not come yet.
+    private let mirrored = Mutex<(pauses: Int, resumes: Int)>((0, 0))
 
     init(id: DownloadID, progress: Progress) {
         self.id = id
@@ -103,9 +107,9 @@ final class ProgressLink: Sendable {
             progress.completedUnitCount = 0
         case .status(.paused), .status(.failed), .status(.interrupted):
             // Paused in Foundation's terms: its `resume()` continues (or retries) the download.
-            if !progress.isPaused { progress.pause() }
+            if !progress.isPaused { mirror(pause: true) }
         case .status(.queued), .status(.running):
-            if progress.isPaused { progress.resume() }
+            if progress.isPaused { mirror(pause: false) }
         case .status(.completed(let file)):
             stop()
             Self.finish(progress, file: file)
@@ -114,6 +118,30 @@ final class ProgressLink: Sendable {
             if !progress.isCancelled { progress.cancel() }
         case .added, .retrying, .mirrorDropped, .fileChanged, .verified, .waitingForSpace, .connections:
             break
+        }
+    }
+
+    /// Pauses or resumes the progress to show the download's state. Its handlers pass a user's pause or resume on to
+    /// the manager; this one comes from the manager, so the handler call it causes (Foundation makes it later, on a
+    /// queue of its own) is counted here and skipped (``isMirrored(pause:)``). Passed on, a `paused` delivered after
+    /// the user had resumed would pause the download again.
+    private func mirror(pause: Bool) {
+        mirrored.withLock { if pause { $0.pauses += 1 } else { $0.resumes += 1 } }
+        if pause { progress.pause() } else { progress.resume() }
+    }
+
+    /// Whether a handler call comes from ``mirror(pause:)`` (counted once).
+    func isMirrored(pause: Bool) -> Bool {
+        mirrored.withLock { counts in
+            if pause, counts.pauses > 0 {
+                counts.pauses -= 1
+                return true
+            }
+            if !pause, counts.resumes > 0 {
+                counts.resumes -= 1
+                return true
+            }
+            return false
         }
     }
 

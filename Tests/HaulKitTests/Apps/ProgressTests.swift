@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import HaulKit
@@ -65,6 +66,29 @@ struct ProgressTests {
         // A resume after a pause asked for the rest, not the whole file again.
         #expect(harness.origin.requests(to: "/pause.bin").dropFirst().allSatisfy { $0.range != nil })
         await harness.shutdown()
+    }
+
+    @Test("the Progress follows the download's state without passing it back: a late paused does not pause again")
+    func followsWithoutEcho() async throws {
+        let progress = Progress(totalUnitCount: 10)
+        progress.isPausable = true
+        let link = ProgressLink(id: 7, progress: progress)
+        let calls = Mutex<[String]>([])
+        // As `progress(for:)` sets them: a call the link caused is skipped.
+        progress.pausingHandler = { if !link.isMirrored(pause: true) { calls.withLock { $0.append("pause") } } }
+        progress.resumingHandler = { if !link.isMirrored(pause: false) { calls.withLock { $0.append("resume") } } }
+        // The user resumed; the `paused` of the pause before it arrives only now, then the `queued` of the resume.
+        link.receive(DownloadEvent(id: 7, change: .status(.paused)))
+        #expect(progress.isPaused)
+        link.receive(DownloadEvent(id: 7, change: .status(.queued)))
+        #expect(!progress.isPaused)
+        // Foundation calls the handlers later, on a queue of its own: the user's pause and resume, after those, are
+        // the only calls once they have come.
+        progress.pause()
+        progress.resume()
+        try await Self.eventually("the user's calls") { calls.withLock { $0.count } >= 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(calls.withLock { $0 } == ["pause", "resume"], "nothing of the manager's passed back to it")
     }
 
     @Test("a failed download's Progress is paused, and its resume() tries the download again")
