@@ -31,10 +31,7 @@ extension DatabasePool {
     nonisolated(nonsending) func awaitingRead<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
-        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-            asyncRead { db in continuation.resume(returning: Result { try body(db.get()) }) }
-        }
-        return try result.get()
+        try await awaitingReader(asyncRead, body)
     }
 
     /// Runs `body` on a reader queue outside a transaction, for reads that need no snapshot across statements: SQLite
@@ -43,8 +40,17 @@ extension DatabasePool {
     nonisolated(nonsending) func awaitingReadWithoutTransaction<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
+        try await awaitingReader(asyncUnsafeRead, body)
+    }
+
+    /// Runs `body` with the connection `schedule` hands over on a reader queue (GRDB's `asyncRead` or
+    /// `asyncUnsafeRead`).
+    private nonisolated(nonsending) func awaitingReader<T: Sendable>(
+        _ schedule: (@escaping @Sendable (Result<Database, any Error>) -> Void) -> Void,
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-            asyncUnsafeRead { db in continuation.resume(returning: Result { try body(db.get()) }) }
+            schedule { db in continuation.resume(returning: Result { try body(db.get()) }) }
         }
         return try result.get()
     }

@@ -70,6 +70,11 @@ final class SQLiteDownloadStore: DownloadStore {
         }
     }
 
+    /// `ids` as bound values, at most 500 a statement (older SQLite allows 999 parameters).
+    static func idChunks(_ ids: [DownloadID]) -> [[Int64]] {
+        stride(from: 0, to: ids.count, by: 500).map { ids[$0..<min(ids.count, $0 + 500)].map(\.rawValue) }
+    }
+
     /// Runs `body` in a write transaction on GRDB's serial writer queue (``DatabasePool/awaitingWrite(_:)``).
     private nonisolated(nonsending) func write<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
@@ -153,13 +158,11 @@ final class SQLiteDownloadStore: DownloadStore {
         let sorted = ids.sorted()
         return try await read { db in
             var records: [DownloadRecord] = []
-            // At most 500 parameters a statement (older SQLite allows 999).
-            for start in stride(from: 0, to: sorted.count, by: 500) {
-                let chunk = sorted[start..<min(start + 500, sorted.count)]
+            for chunk in Self.idChunks(sorted) {
                 try DownloadRecordDecoder.forEach(
                     db,
                     sql: DownloadColumn.select + " WHERE id IN \(DownloadColumn.placeholders(chunk.count)) ORDER BY id",
-                    arguments: StatementArguments(chunk.map(\.rawValue))
+                    arguments: StatementArguments(chunk)
                 ) { records.append($0) }
             }
             return records
@@ -408,11 +411,10 @@ final class SQLiteDownloadStore: DownloadStore {
     nonisolated(nonsending) func delete(_ ids: [DownloadID]) async throws(DownloadError) {
         guard !ids.isEmpty else { return }
         try await write { db in
-            // Chunks stay under SQLite's limit on bound parameters.
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = ids[start..<min(ids.count, start + 500)].map(\.rawValue)
-                let marks = chunk.map { _ in "?" }.joined(separator: ", ")
-                try db.execute(sql: "DELETE FROM download WHERE id IN (\(marks))", arguments: StatementArguments(chunk))
+            for chunk in Self.idChunks(ids) {
+                try db.execute(
+                    sql: "DELETE FROM download WHERE id IN \(DownloadColumn.placeholders(chunk.count))",
+                    arguments: StatementArguments(chunk))
             }
         }
     }
@@ -440,14 +442,13 @@ final class SQLiteDownloadStore: DownloadStore {
     ) async -> [ClaimOutcome] {
         _ = viewToken
         let locked = requests.map { locks.tryLock($0.id) }
-        let ids = zip(requests, locked).compactMap { request, locked in locked ? request.id.rawValue : nil }
+        let ids = zip(requests, locked).compactMap { request, locked in locked ? request.id : nil }
         let states: [Int64: String] =
             ids.isEmpty
             ? [:]
             : (try? await database.awaitingReadWithoutTransaction { db -> [Int64: String] in
                 var states: [Int64: String] = [:]
-                for start in stride(from: 0, to: ids.count, by: 500) {
-                    let chunk = Array(ids[start..<min(ids.count, start + 500)])
+                for chunk in Self.idChunks(ids) {
                     let rows = try Row.fetchCursor(
                         db.cachedStatement(
                             sql:
