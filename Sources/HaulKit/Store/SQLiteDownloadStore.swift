@@ -30,10 +30,10 @@ final class SQLiteDownloadStore: DownloadStore {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.label = "haul"
-            // GRDB's queues (writer, readers) share one concurrent queue, so they run on a few shared threads rather
-            // than a thread each: each thread that allocates grows its own malloc arena.
-            configuration.targetQueue = DispatchQueue(
-                label: "haul.sqlite", qos: .userInitiated, attributes: .concurrent)
+            // No `targetQueue`: GRDB's queues keep their own threads. A concurrent queue of ours would put every
+            // SQLite call on Dispatch's width-limited pool (on Linux, two threads here), shared with the tasks of the
+            // same priority, and a statement can wait there (SQLite's busy timeout, a reader's turn): two waiting
+            // calls would stop everything else on it.
             configuration.prepareDatabase { db in
                 // Durable against process death at every commit; against power loss, a commit can roll back, which
                 // only ever makes a record claim fewer bytes.

@@ -57,9 +57,10 @@ struct StreamEngineTests {
     func limitIsNotATrickle() async throws {
         let harness = try await Harness.make {
             $0.lowestSpeed = 32 * 1024
-            $0.lowSpeedWindow = .seconds(1)
+            // Three windows at the limited speed, each long enough that a loaded machine's pause is not a trickle.
+            $0.lowSpeedWindow = .seconds(2)
         }
-        let size = 48 * 1024
+        let size = 96 * 1024
         let url = harness.origin.serve("/limited.bin", size: size)
         let (bytes, result) = await Self.stream(harness, url, options: .init(speedLimit: 16 * 1024))
         _ = try result.get()
