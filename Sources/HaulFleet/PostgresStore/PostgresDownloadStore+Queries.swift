@@ -125,15 +125,13 @@ extension PostgresDownloadStore {
         return String(describing: error)
     }
 
-    /// The ids as parameters, 1,000 a statement.
+    /// The ids as bound values, ``SQLDialect/idsPerStatement`` a statement.
     static func idChunks(_ ids: [DownloadID]) -> [[StoredValue]] {
-        stride(from: 0, to: ids.count, by: 1000).map { start in
-            ids[start..<min(ids.count, start + 1000)].map { StoredValue.integer($0.rawValue) }
-        }
+        SQLDialect.postgres.idChunks(ids).map { $0.map(StoredValue.integer) }
     }
 
     /// `$first, $first+1, …` for `count` parameters.
     static func placeholders(_ count: Int, from first: Int = 1) -> String {
-        (first..<first + count).map { "$\($0)" }.joined(separator: ", ")
+        SQLDialect.postgres.parameters(count, from: first)
     }
 }

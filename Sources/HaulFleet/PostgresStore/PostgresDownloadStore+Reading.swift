@@ -4,8 +4,7 @@ import PostgresNIO
 
 /// The records read back, each decoded from its row (a damaged one is marked, not dropped).
 extension PostgresDownloadStore {
-    static let select =
-        "SELECT \(DownloadColumn.allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
+    static let select = DownloadColumn.selectAll(from: table)
 
     nonisolated(nonsending) func records(
         _ sql: String, _ binds: [StoredValue] = []

@@ -235,11 +235,8 @@ extension PostgresDownloadStore {
                     "leaseowner text", "leaseexpires timestamp with time zone", "leasehost text",
                     "leaseconnections bigint",
                 ] + DownloadColumn.allCases.dropFirst(Self.firstColumns.count).map(described)
-            guard found == expected else {
-                throw DownloadError.sharedDatabase(
-                    location,
-                    reason: "its \(Self.table) table has the columns [\(found.joined(separator: ", "))], not the "
-                        + "expected [\(expected.joined(separator: ", "))]; use the haul that made it")
+            if let mismatch = DownloadColumn.mismatch(table: Self.table, found: found, expected: expected) {
+                throw DownloadError.sharedDatabase(location, reason: mismatch + "; use the haul that made it")
             }
             try await repairUpdateTrigger(send)
         }

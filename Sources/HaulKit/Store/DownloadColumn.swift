@@ -128,7 +128,7 @@ package enum DownloadColumn: String, CaseIterable, Sendable {
 
     /// `(?, ?, …)`: one row of `count` parameters.
     static func placeholders(_ count: Int) -> String {
-        "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+        "(" + SQLDialect.sqlite.parameters(count) + ")"
     }
 
     static let insertion = Insert()
@@ -137,7 +137,6 @@ package enum DownloadColumn: String, CaseIterable, Sendable {
     static let updateSettings = Update(settings)
     static let updateJob = Update(job)
 
-    /// `SELECT <every column, in order> FROM download`; append a `WHERE` or `ORDER BY`. Row positions follow
-    /// ``allCases``.
-    static let select = "SELECT \(allCases.map(\.rawValue).joined(separator: ", ")) FROM download"
+    /// `SELECT <every column, in order> FROM download` (``selectAll(from:)``); append a `WHERE` or `ORDER BY`.
+    static let select = selectAll(from: "download")
 }

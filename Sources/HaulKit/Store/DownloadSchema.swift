@@ -85,8 +85,6 @@ enum DownloadSchema {
             return "\(name) \(type)"
         }
         let expected = DownloadColumn.allCases.map { "\($0.rawValue) \($0.sqlType)" }
-        guard found != expected else { return nil }
-        return "its download table has the columns [\(found.joined(separator: ", "))], not the expected "
-            + "[\(expected.joined(separator: ", "))]"
+        return DownloadColumn.mismatch(table: "download", found: found, expected: expected)
     }
 }

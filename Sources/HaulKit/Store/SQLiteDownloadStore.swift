@@ -70,11 +70,6 @@ final class SQLiteDownloadStore: DownloadStore {
         }
     }
 
-    /// `ids` as bound values, at most 500 a statement (older SQLite allows 999 parameters).
-    static func idChunks(_ ids: [DownloadID]) -> [[Int64]] {
-        stride(from: 0, to: ids.count, by: 500).map { ids[$0..<min(ids.count, $0 + 500)].map(\.rawValue) }
-    }
-
     /// Runs `body` in a write transaction on GRDB's serial writer queue (``DatabasePool/awaitingWrite(_:)``).
     private nonisolated(nonsending) func write<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T
@@ -158,7 +153,7 @@ final class SQLiteDownloadStore: DownloadStore {
         let sorted = ids.sorted()
         return try await read { db in
             var records: [DownloadRecord] = []
-            for chunk in Self.idChunks(sorted) {
+            for chunk in SQLDialect.sqlite.idChunks(sorted) {
                 try DownloadRecordDecoder.forEach(
                     db,
                     sql: DownloadColumn.select + " WHERE id IN \(DownloadColumn.placeholders(chunk.count)) ORDER BY id",
@@ -411,7 +406,7 @@ final class SQLiteDownloadStore: DownloadStore {
     nonisolated(nonsending) func delete(_ ids: [DownloadID]) async throws(DownloadError) {
         guard !ids.isEmpty else { return }
         try await write { db in
-            for chunk in Self.idChunks(ids) {
+            for chunk in SQLDialect.sqlite.idChunks(ids) {
                 try db.execute(
                     sql: "DELETE FROM download WHERE id IN \(DownloadColumn.placeholders(chunk.count))",
                     arguments: StatementArguments(chunk))
@@ -448,7 +443,7 @@ final class SQLiteDownloadStore: DownloadStore {
             ? [:]
             : (try? await database.awaitingReadWithoutTransaction { db -> [Int64: String] in
                 var states: [Int64: String] = [:]
-                for chunk in Self.idChunks(ids) {
+                for chunk in SQLDialect.sqlite.idChunks(ids) {
                     let rows = try Row.fetchCursor(
                         db.cachedStatement(
                             sql:

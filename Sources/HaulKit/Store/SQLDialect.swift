@@ -1,0 +1,48 @@
+/// What differs in how the two stores' SQL is written (SQLite's in HaulKit, PostgreSQL's in the fleet's target): the
+/// statements themselves are built once, from ``DownloadColumn``, by the helpers here and in `DownloadColumn`.
+package enum SQLDialect: Sendable {
+    /// `?` parameters; at most 999 a statement on older SQLite.
+    case sqlite
+    /// `$1, $2, …` parameters; 65,535 a statement (the protocol counts them in 16 bits).
+    case postgres
+
+    /// Ids listed in one statement at most (`WHERE id IN (…)`), well under the dialect's limit on parameters.
+    package var idsPerStatement: Int {
+        switch self {
+        case .sqlite: 500
+        case .postgres: 1_000
+        }
+    }
+
+    /// `count` parameters separated by commas, numbered from `first` where the dialect numbers them: `?, ?` or
+    /// `$3, $4`.
+    package func parameters(_ count: Int, from first: Int = 1) -> String {
+        switch self {
+        case .sqlite: Array(repeating: "?", count: count).joined(separator: ", ")
+        case .postgres: (first..<first + count).map { "$\($0)" }.joined(separator: ", ")
+        }
+    }
+
+    /// `ids` in order, at most ``idsPerStatement`` a chunk, as the values a statement binds.
+    package func idChunks(_ ids: [DownloadID]) -> [[Int64]] {
+        stride(from: 0, to: ids.count, by: idsPerStatement).map {
+            ids[$0..<min(ids.count, $0 + idsPerStatement)].map(\.rawValue)
+        }
+    }
+}
+
+extension DownloadColumn {
+    /// `SELECT <every column, in order> FROM table`; append a `WHERE` or `ORDER BY`. Both stores decode rows by
+    /// these positions.
+    package static func selectAll(from table: String) -> String {
+        "SELECT \(allCases.map(\.rawValue).joined(separator: ", ")) FROM \(table)"
+    }
+
+    /// Why a table whose columns are `found` (each "name type", in order) is not one this version can use, or nil
+    /// when they are the `expected` ones: the schema check both stores make when they open.
+    package static func mismatch(table: String, found: [String], expected: [String]) -> String? {
+        guard found != expected else { return nil }
+        return "its \(table) table has the columns [\(found.joined(separator: ", "))], not the expected "
+            + "[\(expected.joined(separator: ", "))]"
+    }
+}
