@@ -85,7 +85,7 @@ extension PostgresDownloadStore {
             _ = try? await run(
                 """
                 UPDATE \(Self.table) SET leaseConnections = 0
-                WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner = $1
+                WHERE id IN (\(SQLDialect.postgres.parameters(chunk.count, from: 2))) AND leaseOwner = $1
                 """, [.text(owner)] + chunk)
         }
     }
@@ -106,7 +106,7 @@ extension PostgresDownloadStore {
             let rows = try? await run(
                 """
                 SELECT id FROM \(Self.table)
-                WHERE id IN (\(Self.placeholders(chunk.count, from: 2))) AND leaseOwner IS NOT NULL
+                WHERE id IN (\(SQLDialect.postgres.parameters(chunk.count, from: 2))) AND leaseOwner IS NOT NULL
                     AND leaseOwner <> $1 AND leaseExpires >= now()
                 """, [.text(owner)] + chunk
             ).rows

@@ -129,9 +129,4 @@ extension PostgresDownloadStore {
     static func idChunks(_ ids: [DownloadID]) -> [[StoredValue]] {
         SQLDialect.postgres.idChunks(ids).map { $0.map(StoredValue.integer) }
     }
-
-    /// `$first, $first+1, …` for `count` parameters.
-    static func placeholders(_ count: Int, from first: Int = 1) -> String {
-        SQLDialect.postgres.parameters(count, from: first)
-    }
 }

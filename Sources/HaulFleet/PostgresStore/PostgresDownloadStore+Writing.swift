@@ -118,7 +118,8 @@ extension PostgresDownloadStore {
         guard !ids.isEmpty else { return }
         try await transaction { send throws(DownloadError) in
             for chunk in Self.idChunks(ids) {
-                _ = try await send("DELETE FROM \(Self.table) WHERE id IN (\(Self.placeholders(chunk.count)))", chunk)
+                _ = try await send(
+                    "DELETE FROM \(Self.table) WHERE id IN (\(SQLDialect.postgres.parameters(chunk.count)))", chunk)
             }
         }
     }
