@@ -106,6 +106,40 @@ extension EndToEnd {
             await postgres.stop()
         }
 
+        @Test("PostgreSQL stops for 5 s while a worker drains the queue: the worker carries on, every file byte-exact")
+        func databaseRestarts() async throws {
+            let postgres = try await PostgresServer.start()
+            let database = try await postgres.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let size = 512 * 1024
+            let urls = (0..<12).map { origin.serve("/r\($0).bin", size: size) }
+            origin.setFaults { $0.bytesPerSecond = 512 * 1024 }  // each file takes a second: the queue lasts ~4 s
+            let directory = TemporaryDirectory()
+            let db = ["--database", database.absoluteString]
+            #expect(
+                try await ChildProcess.run("haul", ["add", "-x", "1"] + db + urls.map(\.absoluteString)).status == 0)
+            let worker = try ChildProcess(
+                product: "haul", arguments: ["run", "-q", "-j", "3", "-d", directory.path, "--worker-name", "w"] + db)
+            let started = ContinuousClock.now
+            while origin.bodyBytesSent(to: "/r0.bin") < size / 2, started.duration(to: .now) < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await postgres.stopServer()
+            try await Task.sleep(for: .seconds(5))
+            try await postgres.startServer()
+            // Main before the pool: the worker's connections stayed closed, and it never finished.
+            #expect(try await worker.wait(timeout: .seconds(90)) == 0, "\(worker.standardError)")
+            let listed = try await Self.listed(database)
+            #expect(listed.count == urls.count)
+            #expect(listed.values.allSatisfy { $0.state == "completed" }, "\(listed.values.map(\.state))")
+            for url in urls {
+                let bytes = directory.contents(url.lastPathComponent)
+                #expect(bytes.map { TestContent.firstMismatch($0, size: size) == nil } == true, "\(url.path)")
+            }
+            await origin.stop()
+            await postgres.stop()
+        }
+
         @Test("a pause from another machine's command stops the download where a worker runs it within a second")
         func pauseReachesTheWorker() async throws {
             let postgres = try await PostgresServer.start()

@@ -1,6 +1,5 @@
 import Foundation
 import HaulKit
-import NIOCore
 import PostgresNIO
 
 /// Leases: which worker runs which download, and how many of its host's connections it holds.
@@ -43,7 +42,7 @@ extension PostgresDownloadStore {
         let arguments = zip(arrays, types).map { "ARRAY[\($0.joined(separator: ", "))]::\($1)[]" }
         let granted =
             (try? await run(
-                "SELECT \(Self.table)_take_shares($1, $2, \(arguments.joined(separator: ", ")))", values, on: leases
+                "SELECT \(Self.table)_take_shares($1, $2, \(arguments.joined(separator: ", ")))", values, inOrder: false
             ).rows.first).flatMap { row in
                 (try? row?.makeRandomAccess()[0].decode([Int64].self))?.map { Optional(Int($0)) }
             }
@@ -71,7 +70,7 @@ extension PostgresDownloadStore {
             [
                 .integer(id.rawValue), .text(owner), .text(share.host), .integer(Int64(max(1, share.wanted))),
                 .integer(Int64(share.limit)), .integer(Int64(leaseTimeout.inSeconds * 1000)),
-            ], on: leases
+            ], inOrder: false
         ).rows
         let granted = rows?.first.flatMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map { Int($0) }
         return max(1, granted ?? 1)
@@ -97,7 +96,7 @@ extension PostgresDownloadStore {
             """
             UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL, leaseHost = NULL, leaseConnections = NULL
             WHERE id = $1 AND leaseOwner = $2
-            """, [.integer(id.rawValue), .text(owner)], on: leases)
+            """, [.integer(id.rawValue), .text(owner)], inOrder: false)
     }
 
     nonisolated(nonsending) func claimedElsewhere(_ ids: [DownloadID]) async -> Set<DownloadID> {
@@ -146,33 +145,28 @@ extension PostgresDownloadStore {
         }
     }
 
-    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost. A future of the leases'
-    /// connection, not an `async` call: the heartbeat runs it on an event loop, off the cooperative pool. Not in the
-    /// leases' turn: the statement is one on its own (the connection queues it behind a claim's), and no transaction
-    /// runs on that connection.
-    func renewLeases() -> EventLoopFuture<Void> {
+    /// Renews the leases this worker holds; the ones another worker took meanwhile are lost. Not in the turn of the
+    /// reads and writes: the heartbeat waits behind no write.
+    nonisolated(nonsending) func renewLeases() async {
         let mine = held.withLock { $0 }
-        let connection = leases.connection
-        guard !mine.isEmpty else { return connection.eventLoop.makeSucceededVoidFuture() }
-        var bindings = PostgresBindings(capacity: 1)
-        bindings.append(owner)
-        sent.add(1, ordering: .relaxed)
-        let query = PostgresQuery(
-            unsafeSQL: "UPDATE \(Self.table) SET leaseExpires = now() + \(interval) WHERE leaseOwner = $1 RETURNING id",
-            binds: bindings)
-        return connection.query(query, logger: logger).map { [self] result in
-            let renewed = Set(
-                result.rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }
-                    .map(DownloadID.init(rawValue:)))
-            // Only the ones still held: a download released meanwhile (its completion gave the lease up) is not lost.
-            let gone = held.withLock { held in
-                let gone = mine.subtracting(renewed).intersection(held)
-                held.subtract(gone)
-                return gone
-            }
-            guard !gone.isEmpty else { return }
-            lost.withLock { $0.formUnion(gone) }
-            logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
-        }.recover { _ in }  // The database is unreachable: the leases run out, and the next renewal tells.
+        guard !mine.isEmpty else { return }
+        // The database unreachable: the leases run out, and the next renewal tells.
+        guard
+            let rows = try? await run(
+                "UPDATE \(Self.table) SET leaseExpires = now() + \(interval) WHERE leaseOwner = $1 RETURNING id",
+                [.text(owner)], inOrder: false
+            ).rows
+        else { return }
+        let renewed = Set(
+            rows.compactMap { try? $0.makeRandomAccess()[0].decode(Int64.self) }.map(DownloadID.init(rawValue:)))
+        // Only the ones still held: a download released meanwhile (its completion gave the lease up) is not lost.
+        let gone = held.withLock { held in
+            let gone = mine.subtracting(renewed).intersection(held)
+            held.subtract(gone)
+            return gone
+        }
+        guard !gone.isEmpty else { return }
+        lost.withLock { $0.formUnion(gone) }
+        logger.warning("leases lost to another worker", metadata: ["downloads": "\(gone.map(\.rawValue).sorted())"])
     }
 }

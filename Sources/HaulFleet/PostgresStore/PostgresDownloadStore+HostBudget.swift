@@ -19,7 +19,7 @@ extension PostgresDownloadStore: SharedHostBudget {
         guard
             let row = try? await run(
                 "SELECT wait_us, cap, limited FROM haul_host_reserve($1, $2, $3)",
-                [.text(host), .integer(micros), .integer(Int64(maxConnections))], on: hosts
+                [.text(host), .integer(micros), .integer(Int64(maxConnections))], inOrder: false
             ).rows.first,
             let wait = try? row.makeRandomAccess()[0].decode(Int64.self)
         else { return nil }
@@ -32,14 +32,15 @@ extension PostgresDownloadStore: SharedHostBudget {
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = try? await run(
             "SELECT haul_host_throttled($1, $2, $3, $4)",
-            [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], on: hosts)
+            [.text(host), .text(reason), .integer(micros), .integer(Int64(connections))], inOrder: false)
     }
 
     nonisolated(nonsending) func recordPolicy(host: String, rate: Double?, hold: Duration?) async {
         let millirate = rate.map { Int64($0 * 1000) }
         let micros = hold.map { Int64($0.inSeconds * 1_000_000) } ?? 0
         _ = try? await run(
-            "SELECT haul_host_learned($1, $2, $3)", [.text(host), StoredValue(millirate), .integer(micros)], on: hosts)
+            "SELECT haul_host_learned($1, $2, $3)", [.text(host), StoredValue(millirate), .integer(micros)],
+            inOrder: false)
     }
 
     nonisolated(nonsending) func hostStatuses() async throws(DownloadError) -> [HostStatus] {

@@ -2,20 +2,19 @@ import HaulKit
 import Logging
 import PostgresNIO
 
-/// Running statements and transactions on a lane, again after a conflict with another transaction, and the pieces
-/// of SQL the reads and writes share.
+/// Running statements and transactions on the pool's connections, again after a conflict with another transaction,
+/// and the pieces of SQL the reads and writes share.
 extension PostgresDownloadStore {
-    /// Runs `sql` with `binds` ($1, $2, …) on `lane` (default: the data connection) and returns its rows and how many
-    /// it changed.
+    /// Runs `sql` with `binds` ($1, $2, …) and returns its rows and how many it changed: in the turn of the reads and
+    /// writes of records when `inOrder` (the default), else at once (claims, leases, the hosts' schedule).
     @discardableResult
     nonisolated(nonsending) func run(
-        _ sql: String, _ binds: [StoredValue] = [], on lane: Lane? = nil
-    ) async throws(DownloadError)
-        -> PostgresQueryResult
-    {
-        let lane = lane ?? data
-        return try await retryingConflicts(on: lane) { conflict throws(DownloadError) in
-            try await unlockedRun(sql, binds, on: lane.connection, conflict: &conflict)
+        _ sql: String, _ binds: [StoredValue] = [], inOrder: Bool = true
+    ) async throws(DownloadError) -> PostgresQueryResult {
+        try await retryingConflicts(inOrder: inOrder) { conflicted throws(DownloadError) in
+            try await onConnection { connection throws(DownloadError) in
+                try await send(sql, binds, on: connection, conflicted: conflicted)
+            }
         }
     }
 
@@ -23,27 +22,27 @@ extension PostgresDownloadStore {
     /// failure: PostgreSQL rolls one back, and asks to try again).
     static let conflictAttempts = 4
 
-    /// Runs `call` holding `lane`; again (at most ``conflictAttempts`` times in all, after 10, 20, 40 ms) when it
-    /// failed for a conflict with another transaction.
-    private nonisolated(nonsending) func retryingConflicts<T>(
-        on lane: Lane, _ call: (_ conflict: inout Bool) async throws(DownloadError) -> T
+    /// Runs `call` (in the turn when `inOrder`); again (at most ``conflictAttempts`` times in all, after 10, 20,
+    /// 40 ms) when it failed for a conflict with another transaction, which it reports by setting its flag.
+    private nonisolated(nonsending) func retryingConflicts<T: Sendable>(
+        inOrder: Bool, _ call: (_ conflicted: SharedFlag) async throws(DownloadError) -> T
     ) async throws(DownloadError) -> T {
         var attempt = 1
         while true {
-            if lane.takesTurns { await lane.calls.take() }
-            var conflicted = false
+            if inOrder { await ordered.take() }
+            let conflicted = SharedFlag()
             let result: Result<T, DownloadError>
             do throws(DownloadError) {
-                result = .success(try await call(&conflicted))
+                result = .success(try await call(conflicted))
             } catch {
                 result = .failure(error)
             }
-            if lane.takesTurns { lane.calls.give() }
+            if inOrder { ordered.give() }
             switch result {
             case .success(let value):
                 return value
             case .failure(let error):
-                guard attempt < Self.conflictAttempts, conflicted else { throw error }
+                guard attempt < Self.conflictAttempts, conflicted.isSet else { throw error }
                 logger.debug("retrying after a conflict", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
                 // Bounded: at most ``conflictAttempts`` attempts, 70 ms of backoff in all. Not cancellable (the
                 // write must still be tried), so the error of a cancelled sleep is ignored.
@@ -53,24 +52,67 @@ extension PostgresDownloadStore {
         }
     }
 
-    /// Runs `body` in one transaction; `body` sends its statements with `send`.
-    nonisolated(nonsending) func transaction<T>(
-        _ body: (_ send: Send) async throws(DownloadError) -> T
+    /// Runs `body` on a connection leased from the pool, brought up to date with the session's settings first.
+    ///
+    /// The pool refuses a lease to a cancelled task, but a stopped job's last writes (where it stopped) are made from
+    /// its cancelled task and must still be made: such a call leases in a task of its own, which is not cancelled,
+    /// and is awaited (the store's other calls do not pay for that task).
+    private nonisolated(nonsending) func onConnection<T: Sendable>(
+        _ body: @Sendable (PostgresConnection) async throws(DownloadError) -> T
     ) async throws(DownloadError) -> T {
-        let connection = data.connection
-        return try await retryingConflicts(on: data) { conflict throws(DownloadError) in
-            try await unlockedRun("BEGIN", [], on: connection, conflict: &conflict)
-            let send = Send(store: self, connection: connection)
-            do throws(DownloadError) {
-                let result = try await body(send)
-                conflict = conflict || send.conflicted.isSet
-                try await unlockedRun("COMMIT", [], on: connection, conflict: &conflict)
-                return result
-            } catch {
-                conflict = conflict || send.conflicted.isSet
-                var ignored = false
-                _ = try? await unlockedRun("ROLLBACK", [], on: connection, conflict: &ignored)
-                throw error
+        guard Task.isCancelled else { return try await leased(body).get() }
+        return try await withoutActuallyEscaping(body) { body in
+            await Task { await self.leased(body) }.value
+        }.get()
+    }
+
+    private nonisolated(nonsending) func leased<T: Sendable>(
+        _ body: @Sendable (PostgresConnection) async throws(DownloadError) -> T
+    ) async -> Result<T, DownloadError> {
+        do {
+            return try await client.withConnection { connection in
+                do throws(DownloadError) {
+                    try await prepare(connection)
+                    return .success(try await body(connection))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } catch {
+            // The pool's own failures: it is shut down, or cannot connect.
+            return .failure(.sharedDatabase(location, reason: Self.describe(error)))
+        }
+    }
+
+    /// Sets on `connection` the session settings it lacks (``PostgresSessionSettings``).
+    private nonisolated(nonsending) func prepare(_ connection: PostgresConnection) async throws(DownloadError) {
+        guard let pending = session.pending(for: connection.id) else { return }
+        try await send(
+            "SELECT set_config('haul.event_targets', $1, false)", [.text(pending.eventTargets)], on: connection,
+            conflicted: SharedFlag())
+        if session.applied(pending.generation, to: connection.id) {
+            let id = connection.id
+            connection.closeFuture.whenComplete { [session] _ in session.forget(id) }
+        }
+    }
+
+    /// Runs `body` in one transaction, in the turn of the reads and writes when `inOrder`; `body` sends its statements
+    /// with `send`.
+    nonisolated(nonsending) func transaction<T: Sendable>(
+        inOrder: Bool = true, _ body: @Sendable (_ send: Send) async throws(DownloadError) -> T
+    ) async throws(DownloadError) -> T {
+        try await retryingConflicts(inOrder: inOrder) { conflicted throws(DownloadError) in
+            try await onConnection { connection throws(DownloadError) in
+                try await send("BEGIN", [], on: connection, conflicted: conflicted)
+                let statements = Send(store: self, connection: connection, conflicted: conflicted)
+                do throws(DownloadError) {
+                    let result = try await body(statements)
+                    try await send("COMMIT", [], on: connection, conflicted: conflicted)
+                    return result
+                } catch {
+                    _ = try? await send("ROLLBACK", [], on: connection, conflicted: SharedFlag())
+                    throw error
+                }
             }
         }
     }
@@ -79,22 +121,21 @@ extension PostgresDownloadStore {
     struct Send: Sendable {
         let store: PostgresDownloadStore
         let connection: PostgresConnection
-        /// Whether a statement failed for a conflict with another transaction.
-        let conflicted = SharedFlag()
+        /// Set when a statement failed for a conflict with another transaction.
+        let conflicted: SharedFlag
 
         @discardableResult
         nonisolated(nonsending) func callAsFunction(
             _ sql: String, _ binds: [StoredValue]
         ) async throws(DownloadError) -> PostgresQueryResult {
-            var conflict = false
-            defer { if conflict { conflicted.set() } }
-            return try await store.unlockedRun(sql, binds, on: connection, conflict: &conflict)
+            try await store.send(sql, binds, on: connection, conflicted: conflicted)
         }
     }
 
+    /// Sends one statement on `connection`; sets `conflicted` when it failed for a conflict with another transaction.
     @discardableResult
-    fileprivate nonisolated(nonsending) func unlockedRun(
-        _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection, conflict: inout Bool
+    fileprivate nonisolated(nonsending) func send(
+        _ sql: String, _ binds: [StoredValue], on connection: PostgresConnection, conflicted: SharedFlag
     ) async throws(DownloadError) -> PostgresQueryResult {
         var bindings = PostgresBindings(capacity: binds.count)
         for value in binds {
@@ -112,7 +153,7 @@ extension PostgresDownloadStore {
         } catch {
             // deadlock_detected, serialization_failure
             if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state == "40P01" || state == "40001" {
-                conflict = true
+                conflicted.set()
             }
             throw .sharedDatabase(location, reason: Self.describe(error))
         }

@@ -183,6 +183,17 @@ extension PostgresDownloadStore {
             PostgresEventOutbox.migration
         ),
         ("v9: hosts' request schedules and backoff, shared by the fleet", hostBudgetMigration),
+        // A worker's statements run on a pool's connections, whose server processes it does not know: a notification
+        // names the writer's session instead (`application_name`, unique to each store), so the listener can tell
+        // its own writes from others'. Workers of earlier versions, which tell by process, ignore the payload.
+        (
+            "v10: notifications name the writer's session",
+            """
+            CREATE OR REPLACE FUNCTION \(table)_notify() RETURNS trigger AS $$
+            BEGIN PERFORM pg_notify('\(channel)', current_setting('application_name')); RETURN NULL; END;
+            $$ LANGUAGE plpgsql;
+            """
+        ),
     ]
 
     /// The columns of the update trigger at a migration that added `last`: those of ``DownloadColumn`` but the id,

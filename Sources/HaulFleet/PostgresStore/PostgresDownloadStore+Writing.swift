@@ -18,7 +18,9 @@ extension PostgresDownloadStore {
             records[0].id = try? row?.makeRandomAccess()[0].decode(Int64.self)
             return records
         }
-        try await transaction { send throws(DownloadError) in
+        let unnumbered = records
+        records = try await transaction { send throws(DownloadError) in
+            var records = unnumbered
             let ids = try await send(
                 """
                 SELECT nextval(pg_get_serial_sequence('\(Self.table)', 'id')) FROM generate_series(1, $1) ORDER BY 1
@@ -28,9 +30,11 @@ extension PostgresDownloadStore {
                 throw DownloadError.sharedDatabase(location, reason: "it gave \(ids.count) ids for \(records.count)")
             }
             for index in records.indices { records[index].id = ids[index] }
+            var encoder = DownloadRecordEncoder()
             for statement in try writer.inserts(records, encoder: &encoder) {
                 _ = try await send(statement.sql, statement.values)
             }
+            return records
         }
         return records
     }

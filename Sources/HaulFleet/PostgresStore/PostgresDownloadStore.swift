@@ -17,15 +17,20 @@ import Synchronization
 /// transfer columns are written only under the lease). Every write but a lease's alone (a claim, a renewal, a release)
 /// notifies the workers (`LISTEN/NOTIFY`); ``changeToken()`` counts the notifications of other workers' writes.
 ///
-/// Calls are asynchronous, as the protocol's: each awaits its round trips (postgres-nio runs them on its event
-/// loops; nothing blocks a thread), one call at a time per connection (``Lane``, an asynchronous turn): one for
-/// claims and leases, one for everything else. Each write is as few round trips as it can be: a group of records is
-/// one statement (``PostgresBatchedWrite``), and a single statement needs no `BEGIN` and `COMMIT`.
+/// Calls are asynchronous, as the protocol's: each awaits its round trips on a connection of postgres-nio's pool
+/// (``PostgresClient``, which opens connections as they are needed and again after the server came back; nothing
+/// blocks a thread). Reads and writes of records take turns (``ordered``, first come first served), so they reach the
+/// database in the order they were made, as SQLite's single writer does; claims, leases and the hosts' schedule do not
+/// wait for them, each on a connection of its own from the pool. Each write is as few round trips as it can be: a
+/// group of records is one statement (``PostgresBatchedWrite``), and a single statement needs no `BEGIN` and `COMMIT`.
 final class PostgresDownloadStore: DownloadStore {
     /// The table's name: a database may be shared with other applications.
     static let table = "haul_download"
     /// The notification channel every change is announced on.
     static let channel = "haul_download_changed"
+    /// Connections the pool opens at most: one for the ordered reads and writes, the others for claims, leases and
+    /// the hosts' schedule at the same time.
+    static let maximumConnections = 4
 
     /// This worker's name in leases (`--worker-name`, else `HOST:PID`).
     let owner: String
@@ -33,29 +38,32 @@ final class PostgresDownloadStore: DownloadStore {
     let leaseTimeout: Duration
     let location: String
 
-    /// Writes and reads of records.
-    let data: Lane
-    /// Claims, releases and lease renewals, on a connection of their own: a claim never waits behind a group's
-    /// write (the manager starts the next download while the finishing group records the last ones).
-    let leases: Lane
-    /// The hosts' request schedule (`haul_host`), on a connection of its own: a reservation per request never waits
-    /// behind a claim or a lease renewal.
-    let hosts: Lane
-    private let listener: PostgresConnection
-    /// How to connect: kept to connect again when the server came back (``probe()``).
+    /// The pool every statement runs on.
+    let client: PostgresClient
+    /// Runs the pool (``PostgresClient/run()``) as long as the store lives; cancelled to close it.
+    private let pool: Task<Void, Never>
+    /// The turn of the reads and writes of records: one at a time, in the order they were made.
+    let ordered = AsyncTurn()
+    /// The session settings every pooled connection carries.
+    let session = PostgresSessionSettings()
+    /// This store's connections' `application_name`, unique to it: the notification trigger sends the writer's name,
+    /// so the listener can tell this store's own writes from other workers'.
+    let sessionName: String
+    /// The connection that listens for changes, outside the pool (a listening session must stay open); opened again
+    /// when it closes (``keepListening(on:)``).
+    let listener: Mutex<PostgresConnection>
+    /// How to connect the listener.
     let connectionSettings: PostgresConnection.Configuration
     let logger: Logger
-    /// Bumped by every notification: another worker (or this one) changed a record.
+    /// Bumped by every notification: another worker changed a record.
     let changes = Atomic<Int>(0)
     /// The downloads whose lease this worker lost since ``lostClaims()`` was last called.
     let lost = Mutex<Set<DownloadID>>([])
     /// The downloads this worker holds a lease on.
     let held = Mutex<Set<DownloadID>>([])
-    /// The heartbeat: renews the leases every third of ``leaseTimeout``, as a repeated task of an event loop (the
-    /// round trip goes out on the leases' connection of its own, so it waits behind no write). Not a Swift task: a
-    /// lease must not lapse because the cooperative pool is busy with the process's other work, and nothing in it
-    /// blocks a thread. Cancelled to stop it.
-    let heartbeat = Mutex<RepeatedTask?>(nil)
+    /// The heartbeat: renews the leases every third of ``leaseTimeout``. Its round trip takes no turn, so it waits
+    /// behind no write. Cancelled to stop it.
+    let heartbeat = Mutex<Task<Void, Never>?>(nil)
     /// Statements sent so far: each is a round trip, which is what a shared queue's writes cost.
     let sent = Atomic<Int>(0)
     /// Builds the batched `INSERT`s and `UPDATE`s.
@@ -69,76 +77,51 @@ final class PostgresDownloadStore: DownloadStore {
         self.leaseTimeout = leaseTimeout
         self.logger = logger
         writer = PostgresBatchedWrite(table: Self.table, owner: owner)
-        let configuration = try Self.configuration(url)
-        connectionSettings = configuration
+        sessionName = "haul " + UUID().uuidString.lowercased()
+        let (settings, poolSettings) = try Self.configurations(url, sessionName: sessionName)
+        connectionSettings = settings
+        client = PostgresClient(configuration: poolSettings, backgroundLogger: logger)
+        let client = client
+        pool = Task { await client.run() }
         let location = location
-        nonisolated(nonsending) func connect(_ id: Int) async throws(DownloadError) -> PostgresConnection {
-            do {
-                return try await PostgresConnection.connect(
-                    on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id,
-                    logger: logger)
-            } catch {
-                throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
-            }
+        do {
+            listener = Mutex(
+                try await PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.any(), configuration: settings, id: 0, logger: logger))
+        } catch {
+            pool.cancel()
+            throw .sharedDatabase(location, reason: "cannot connect: \(Self.describe(error))")
         }
-        data = Lane(try await connect(1), takesTurns: true)
-        leases = Lane(try await connect(3), takesTurns: false)
-        hosts = Lane(try await connect(4), takesTurns: false)
-        listener = try await connect(2)
+        // A failure from here on releases the store, whose deinit closes the pool and the listener.
         try await migrate()
-        // Listening starts before this returns: the statement after it runs once LISTEN has been processed.
-        // This worker's own writes are not changes by another writer: its connections' notifications are not counted.
-        let own: Set<Int32> = [
-            try await Self.backendID(of: data.connection, at: location, logger: logger),
-            try await Self.backendID(of: leases.connection, at: location, logger: logger),
-        ]
-        listener.addListener(channel: Self.channel) { [weak self] _, notification in
-            if !own.contains(notification.backendPID) { self?.changes.add(1, ordering: .relaxed) }
-        }
-        do {
-            _ = try await listener.query("SELECT 1", logger: logger).get()
-        } catch {
-            throw .sharedDatabase(location, reason: "cannot listen for changes: \(Self.describe(error))")
-        }
-        let interval = TimeAmount.nanoseconds(Int64((leaseTimeout / 3).inSeconds * 1_000_000_000))
-        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        try await listen(on: listener.withLock { $0 })
         heartbeat.withLock {
-            $0 = loop.scheduleRepeatedAsyncTask(initialDelay: interval, delay: interval) { [weak self] repeated in
-                // Holds the store only while it renews: a released store ends the task at its next run.
-                guard let store = self else {
-                    repeated.cancel()
-                    return loop.makeSucceededVoidFuture()
+            $0 = Task { [weak self, interval = leaseTimeout / 3] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    // Holds the store only while it renews: a released store ends the task at its next run.
+                    guard !Task.isCancelled, let store = self else { return }
+                    await store.renewLeases()
                 }
-                return store.renewLeases().hop(to: loop)
             }
         }
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Stops the heartbeat, the listener and the pool (its connections close as their statements end).
+    private func close() {
         heartbeat.withLock { $0?.cancel() }
-        // A connection must be closed before it is released: each is kept until its close completes.
-        for open in [data.connection, leases.connection, hosts.connection, listener] {
-            open.close().whenComplete { _ in _ = open }
-        }
+        pool.cancel()
+        // A connection must be closed before it is released: it is kept until its close completes.
+        let open = listener.withLock { $0 }
+        open.close().whenComplete { _ in _ = open }
     }
 
-    /// The server process of `connection`: notifications name the one whose transaction sent them.
-    private static nonisolated(nonsending) func backendID(
-        of connection: PostgresConnection, at location: String, logger: Logger
-    ) async throws(DownloadError) -> Int32 {
-        let rows: [PostgresRow]
-        do {
-            rows = try await connection.query("SELECT pg_backend_pid()", logger: logger).get().rows
-        } catch {
-            throw .sharedDatabase(location, reason: describe(error))
-        }
-        guard let id = try? rows.first?.makeRandomAccess()[0].decode(Int32.self) else {
-            throw .sharedDatabase(location, reason: "it did not say which process serves a connection")
-        }
-        return id
-    }
-
-    private static func configuration(_ url: URL) throws(DownloadError) -> PostgresConnection.Configuration {
+    /// The settings of the listener's connection and of the pool, from `url`; every session is named `sessionName`.
+    private static func configurations(
+        _ url: URL, sessionName: String
+    ) throws(DownloadError) -> (PostgresConnection.Configuration, PostgresClient.Configuration) {
         guard ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? ""), let host = url.host,
             let user = url.user
         else {
@@ -150,24 +133,33 @@ final class PostgresDownloadStore: DownloadStore {
         let mode =
             URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
             .first { $0.name == "sslmode" }?.value ?? "disable"
-        let tls: PostgresConnection.Configuration.TLS
+        let username = user.removingPercentEncoding ?? user
+        let password = url.password?.removingPercentEncoding
+        let port = url.port ?? 5432
+        var connection = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: .disable)
+        var pool = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: .disable)
         switch mode {
         case "disable":
-            tls = .disable
+            break
         case "require", "verify-ca", "verify-full":
+            var client = TLSConfiguration.makeClientConfiguration()
+            if mode == "require" { client.certificateVerification = .none }  // libpq's meaning of require
             do {
-                var client = TLSConfiguration.makeClientConfiguration()
-                if mode == "require" { client.certificateVerification = .none }  // libpq's meaning of require
-                tls = .require(try NIOSSLContext(configuration: client))
+                connection.tls = .require(try NIOSSLContext(configuration: client))
             } catch {
                 throw .invalidRequest("cannot set up TLS for the database: \(error)")
             }
+            pool.tls = .require(client)
         default:
             throw .invalidRequest("sslmode=\(mode) is not one of disable, require, verify-ca, verify-full")
         }
-        return PostgresConnection.Configuration(
-            host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
-            password: url.password?.removingPercentEncoding, database: database, tls: tls)
+        connection.options.additionalStartupParameters = [("application_name", sessionName)]
+        pool.options.additionalStartupParameters = connection.options.additionalStartupParameters
+        pool.options.minimumConnections = 1
+        pool.options.maximumConnections = maximumConnections
+        return (connection, pool)
     }
 
     /// Statements sent to the database so far, each one round trip (for tests and benchmarks).

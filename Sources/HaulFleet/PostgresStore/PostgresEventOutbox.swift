@@ -84,13 +84,11 @@ final class PostgresEventOutbox: EventOutbox {
         }.joined(separator: "\n")
     }
 
-    /// Names `targets` in both of the store's sessions (every state change goes through one of them).
-    init(store: PostgresDownloadStore, targets: [EventTarget]) async throws(DownloadError) {
+    /// Names `targets` in every session of the store (each connection of its pool carries them before its next
+    /// statement).
+    init(store: PostgresDownloadStore, targets: [EventTarget]) {
         self.store = store
-        let value = StoredValue.text(Self.setting(targets))
-        for lane in [store.data, store.leases] {
-            try await store.run("SELECT set_config('haul.event_targets', $1, false)", [value], on: lane)
-        }
+        store.session.useEventTargets(Self.setting(targets))
     }
 
     nonisolated(nonsending) func dueEvents(
@@ -174,6 +172,6 @@ final class PostgresEventOutbox: EventOutbox {
 extension PostgresDownloadStore {
     nonisolated(nonsending) func enableOutbox(for targets: [EventTarget]) async throws(DownloadError) -> any EventOutbox
     {
-        try await PostgresEventOutbox(store: self, targets: targets)
+        PostgresEventOutbox(store: self, targets: targets)
     }
 }

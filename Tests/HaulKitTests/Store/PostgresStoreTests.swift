@@ -46,7 +46,9 @@ struct PostgresStoreTests {
         // A second worker opens the same schema without migrating it again.
         let other = try await Self.store(url, owner: "b")
         #expect(try await other.fetchAll().map(\.id) == [1, 2])
-        #expect(try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent) == "9")
+        #expect(
+            try server.sql("SELECT count(*) FROM haul_schema_migrations", database: url.lastPathComponent)
+                == "\(PostgresDownloadStore.migrations.count)")
         // A table that is not the expected one is refused with what differs.
         try server.sql("ALTER TABLE haul_download ADD COLUMN surprise TEXT", database: url.lastPathComponent)
         await #expect(throws: DownloadError.self) { _ = try await Self.store(url, owner: "c") }
@@ -259,10 +261,64 @@ struct PostgresStoreTests {
         await server.stop()
     }
 
-    /// `store`'s change token once it differs from `token` (at most 5 s).
-    static func token(of store: PostgresDownloadStore, after token: Int) async throws -> Int {
+    @Test(
+        "PostgreSQL restarts: a probe fails while it is down; after it, reads, writes and other workers' changes work")
+    func serverRestarts() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try await Self.store(url, owner: "a")
+        let b = try await Self.store(url, owner: "b")
+        let records = try await a.insert((1...2).map { DownloadStoreTests.queued("http://a/\($0)") })
+        let before = try await a.changeToken()
+
+        try await server.stopServer()
         let start = ContinuousClock.now
-        while try await store.changeToken() == token, start.duration(to: .now) < .seconds(5) {
+        await #expect(throws: DownloadError.self) { try await a.probe() }
+        #expect(start.duration(to: .now) < PostgresDownloadStore.probeLimit + .seconds(10), "a probe is bounded")
+        try await server.startServer()
+
+        // Nobody probes: the listener opens again by itself, and counts a change (what was missed is read again).
+        let reopened = try await Self.token(of: a, after: before, within: .seconds(30))
+        #expect(reopened > before, "the listener is open again")
+        // The pool connects again by itself.
+        var written = false
+        for _ in 0..<40 where !written {
+            written = (try? await b.saveLifecycle([records[1].with(state: .paused)])) != nil
+            if !written { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(written, "the other worker writes again once the server is back")
+        #expect(try await Self.token(of: a, after: reopened) > reopened, "a hears b's write")
+        try await a.saveLifecycle([records[0].with(state: .paused)])
+        #expect(try await b.fetch(records[0].downloadID)?.state == .paused)
+        try await a.probe()
+        await server.stop()
+    }
+
+    @Test("a cancelled task's writes are still made: a stopped job records where it stopped")
+    func writesFromACancelledTask() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try await Self.store(url, owner: "a")
+        let write = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            #expect(Task.isCancelled)
+            // A transaction (two records), then a single statement.
+            let records = try await a.insert((1...2).map { DownloadStoreTests.queued("http://a/\($0)") })
+            try await a.saveLifecycle([records[0].with(state: .paused)])
+            return records
+        }
+        let records = try await write.value
+        #expect(try await a.fetchAll().map(\.state) == [.paused, .queued])
+        #expect(records.map(\.id) == [1, 2])
+        await server.stop()
+    }
+
+    /// `store`'s change token once it differs from `token` (at most `limit`).
+    static func token(
+        of store: PostgresDownloadStore, after token: Int, within limit: Duration = .seconds(5)
+    ) async throws -> Int {
+        let start = ContinuousClock.now
+        while try await store.changeToken() == token, start.duration(to: .now) < limit {
             try await Task.sleep(for: .milliseconds(10))
         }
         return try await store.changeToken()

@@ -7,11 +7,20 @@ import Testing
 
 @Suite("Transfer recorder (group commit of the records new part files need)")
 struct TransferRecorderTests {
-    /// What the recorder committed, group by group; the first commit waits at a gate until the test opens it.
+    /// Commits that hold the first one at a gate until ``open()``: suspended, so no thread waits (a thread blocked
+    /// here would be one of the cooperative pool's few, and two such tests at once would stop every test).
     final class GatedCommits: Sendable {
-        private let groups = Mutex<[[DownloadID]]>([])
-        private let entered = DispatchSemaphore(value: 0)
-        private let gate = DispatchSemaphore(value: 0)
+        private struct State {
+            var groups: [[DownloadID]] = []
+            var entered = false
+            var open = false
+            /// The caller of ``firstCommitBegan()``, until the first commit begins.
+            var enteredWaiter: CheckedContinuation<Void, Never>?
+            /// The first commit, held until ``open()``.
+            var held: CheckedContinuation<Void, Never>?
+        }
+
+        private let state = Mutex(State())
         private let failing: Set<Int>
 
         /// Commits whose index (from 0) is in `failing` throw.
@@ -19,42 +28,46 @@ struct TransferRecorderTests {
             self.failing = failing
         }
 
-        var committed: [[DownloadID]] { groups.withLock { $0 } }
+        var committed: [[DownloadID]] { state.withLock { $0.groups } }
 
-        func commit(_ records: [DownloadRecord]) throws(DownloadError) {
-            let index = groups.withLock { groups in
-                groups.append(records.map(\.downloadID))
-                return groups.count - 1
+        func commit(_ records: [DownloadRecord]) async throws(DownloadError) {
+            let index = state.withLock { state in
+                state.groups.append(records.map(\.downloadID))
+                return state.groups.count - 1
             }
             if index == 0 {
-                entered.signal()
-                gate.wait()
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let (waiter, goOn) = state.withLock { state in
+                        state.entered = true
+                        defer { state.enteredWaiter = nil }
+                        if !state.open { state.held = continuation }
+                        return (state.enteredWaiter, state.open)
+                    }
+                    waiter?.resume()
+                    if goOn { continuation.resume() }
+                }
             }
             if failing.contains(index) { throw .stateDatabase(path: "test", reason: "the disk is full") }
         }
 
-        /// Waits (off the cooperative pool) until the first commit has begun.
+        /// Returns once the first commit has begun.
         func firstCommitBegan() async {
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    self.entered.wait()
-                    continuation.resume()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state in
+                    if !state.entered { state.enteredWaiter = continuation }
+                    return state.entered
                 }
+                if now { continuation.resume() }
             }
         }
 
-        func open() { gate.signal() }
-    }
-
-    /// Runs a task on a thread of its own, so the leader held at the gate blocks no thread of the cooperative pool
-    /// (which has as few threads as cores, and other tests run beside this one).
-    final class OwnThread: TaskExecutor {
-        private let queue = DispatchQueue(label: "TransferRecorderTests.leader")
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            let executor = asUnownedTaskExecutor()
-            queue.async { job.runSynchronously(on: executor) }
+        func open() {
+            let held = state.withLock { state in
+                state.open = true
+                defer { state.held = nil }
+                return state.held
+            }
+            held?.resume()
         }
     }
 
@@ -75,12 +88,12 @@ struct TransferRecorderTests {
         }
     }
 
-    /// Saves record 1 on a thread of its own, its commit held at the gate; saves `behind` while it is held; opens the
+    /// Saves record 1, its commit held at the gate; saves `behind` while it is held; opens the
     /// gate once they all wait. Returns the first save and those behind it.
     static func saveBehindHeldCommit(
         _ recorder: TransferRecorder, _ commits: GatedCommits, behind ids: ClosedRange<Int64>
     ) async throws -> (first: Task<Void, any Error>, behind: [Task<Void, any Error>]) {
-        let first = Task(executorPreference: OwnThread()) { try await recorder.save(Self.record(1)) }
+        let first = Task { try await recorder.save(Self.record(1)) }
         await commits.firstCommitBegan()
         let behind = ids.map { id in Task { try await recorder.save(Self.record(id)) } }
         try await Self.waitUntil(recorder, holds: ids.count)
@@ -91,7 +104,7 @@ struct TransferRecorderTests {
     @Test("records that arrive during a commit are written together in the next one, each caller resumed after it")
     func groupsArrivals() async throws {
         let commits = GatedCommits()
-        let recorder = TransferRecorder { records throws(DownloadError) in try commits.commit(records) }
+        let recorder = TransferRecorder { records throws(DownloadError) in try await commits.commit(records) }
         let (first, others) = try await Self.saveBehindHeldCommit(recorder, commits, behind: 2...9)
         try await first.value
         for other in others { try await other.value }
@@ -107,7 +120,7 @@ struct TransferRecorderTests {
     @Test("a failed commit fails every record in it, and the next group is written")
     func failureFailsItsGroup() async throws {
         let commits = GatedCommits(failing: [1])
-        let recorder = TransferRecorder { records throws(DownloadError) in try commits.commit(records) }
+        let recorder = TransferRecorder { records throws(DownloadError) in try await commits.commit(records) }
         let (first, failing) = try await Self.saveBehindHeldCommit(recorder, commits, behind: 2...4)
         try await first.value
         for task in failing {
