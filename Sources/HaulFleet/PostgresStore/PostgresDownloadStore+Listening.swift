@@ -53,8 +53,20 @@ extension PostgresDownloadStore {
     }
 
     /// Opens the listener's connection again when it was closed, and listens; counts one change, so the worker reads
-    /// what others changed while nobody listened.
+    /// what others changed while nobody listened. One reopening at a time (the keeper's and a probe's): a second
+    /// finds the connection open and does nothing.
     nonisolated(nonsending) func reopenListener() async throws(DownloadError) {
+        await reopening.take()
+        do throws(DownloadError) {
+            try await reopenListenerInTurn()
+        } catch {
+            reopening.give()
+            throw error
+        }
+        reopening.give()
+    }
+
+    private nonisolated(nonsending) func reopenListenerInTurn() async throws(DownloadError) {
         guard listener.withLock({ $0.isClosed }) else { return }
         let fresh: PostgresConnection
         do {

@@ -54,33 +54,53 @@ extension PostgresDownloadStore {
 
     /// Runs `body` on a connection leased from the pool, brought up to date with the session's settings first.
     ///
-    /// The pool refuses a lease to a cancelled task, but a stopped job's last writes (where it stopped) are made from
-    /// its cancelled task and must still be made: such a call leases in a task of its own, which is not cancelled,
-    /// and is awaited (the store's other calls do not pay for that task).
+    /// The pool refuses a lease to a cancelled task, and fails one that a cancellation reaches while it waits for a
+    /// connection; but a stopped job records where it stopped from its cancelled task, and that write must still be
+    /// made. So a call from a cancelled task, or one whose lease a cancellation failed, leases in a task of its own,
+    /// which is not cancelled, and awaits it (the store's other calls do not pay for that task).
     private nonisolated(nonsending) func onConnection<T: Sendable>(
         _ body: @Sendable (PostgresConnection) async throws(DownloadError) -> T
     ) async throws(DownloadError) -> T {
-        guard Task.isCancelled else { return try await leased(body).get() }
-        return try await withoutActuallyEscaping(body) { body in
+        if !Task.isCancelled {
+            switch await leased(body) {
+            case .ran(let result):
+                return try result.get()
+            case .refused(let reason) where !Task.isCancelled:
+                throw .sharedDatabase(location, reason: reason)
+            case .refused:
+                break  // Refused for the cancellation that came while it waited: leased again below.
+            }
+        }
+        let lease = await withoutActuallyEscaping(body) { body in
             await Task { await self.leased(body) }.value
-        }.get()
+        }
+        switch lease {
+        case .ran(let result): return try result.get()
+        case .refused(let reason): throw .sharedDatabase(location, reason: reason)
+        }
+    }
+
+    /// What a lease came to: `body` ran (and succeeded or failed), or the pool gave no connection (it is shut down,
+    /// cannot connect, or the caller was cancelled), and why.
+    private enum Lease<T: Sendable>: Sendable {
+        case ran(Result<T, DownloadError>)
+        case refused(String)
     }
 
     private nonisolated(nonsending) func leased<T: Sendable>(
         _ body: @Sendable (PostgresConnection) async throws(DownloadError) -> T
-    ) async -> Result<T, DownloadError> {
+    ) async -> Lease<T> {
         do {
             return try await client.withConnection { connection in
                 do throws(DownloadError) {
                     try await prepare(connection)
-                    return .success(try await body(connection))
+                    return .ran(.success(try await body(connection)))
                 } catch {
-                    return .failure(error)
+                    return .ran(.failure(error))
                 }
             }
         } catch {
-            // The pool's own failures: it is shut down, or cannot connect.
-            return .failure(.sharedDatabase(location, reason: Self.describe(error)))
+            return .refused(Self.describe(error))
         }
     }
 

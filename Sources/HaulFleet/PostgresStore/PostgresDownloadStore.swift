@@ -52,6 +52,8 @@ final class PostgresDownloadStore: DownloadStore {
     /// The connection that listens for changes, outside the pool (a listening session must stay open); opened again
     /// when it closes (``keepListening(on:)``).
     let listener: Mutex<PostgresConnection>
+    /// The turn of reopening the listener: one at a time.
+    let reopening = AsyncTurn()
     /// How to connect the listener.
     let connectionSettings: PostgresConnection.Configuration
     let logger: Logger

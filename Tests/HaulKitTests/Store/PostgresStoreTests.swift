@@ -6,6 +6,12 @@ import Testing
 @testable import HaulFleet
 @testable import HaulKit
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// ``PostgresDownloadStore`` against a private PostgreSQL cluster: the same records as SQLite, and leases that keep
 /// one download on one worker.
 @Suite(
@@ -310,6 +316,51 @@ struct PostgresStoreTests {
         let records = try await write.value
         #expect(try await a.fetchAll().map(\.state) == [.paused, .queued])
         #expect(records.map(\.id) == [1, 2])
+        await server.stop()
+    }
+
+    @Test("a server that stops answering (its processes frozen, no reset): a probe still answers within its bound")
+    func probeOfAFrozenServer() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try await Self.store(url, owner: "a")
+        try await a.probe()
+        let pids = try server.sql(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = '\(a.sessionName)'",
+            database: url.lastPathComponent
+        ).split(separator: "\n").compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(!pids.isEmpty)
+        for pid in pids { kill(pid, SIGSTOP) }
+        // Thawed after 25 s whatever happens, so a probe that waits for the server ends too.
+        let thaw = Task {
+            try? await Task.sleep(for: .seconds(25))
+            for pid in pids { kill(pid, SIGCONT) }
+        }
+        let start = ContinuousClock.now
+        await #expect(throws: DownloadError.self) { try await a.probe() }
+        #expect(start.duration(to: .now) < PostgresDownloadStore.probeLimit + .seconds(5), "a probe is bounded")
+        thaw.cancel()
+        for pid in pids { kill(pid, SIGCONT) }
+        await server.stop()
+    }
+
+    @Test("a write whose task is cancelled while it waits for one of the pool's connections is still made")
+    func writeCancelledWhileWaitingForAConnection() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let a = try await Self.store(url, owner: "a")
+        let records = try await a.insert([DownloadStoreTests.queued("http://a/1")])
+        // Every connection of the pool busy for 1.5 s.
+        let busy = (0..<PostgresDownloadStore.maximumConnections).map { _ in
+            Task { try await a.run("SELECT pg_sleep(1.5)", inOrder: false) }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let write = Task { try await a.saveLifecycle([records[0].with(state: .paused)]) }
+        try await Task.sleep(for: .milliseconds(200))
+        write.cancel()
+        try await write.value
+        for task in busy { _ = try await task.value }
+        #expect(try await a.fetch(records[0].downloadID)?.state == .paused)
         await server.stop()
     }
 
