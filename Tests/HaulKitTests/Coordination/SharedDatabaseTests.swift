@@ -116,14 +116,17 @@ struct SharedDatabaseTests {
     func claimAheadIsGivenBack() async throws {
         let origin = try await TestOrigin.start()
         origin.setFaults { $0.bytesPerSecond = 500_000 }
-        let tick = Duration.seconds(2)
+        // Ticks come every 10 s from the manager's start, so the claim ahead (made when the first download starts) is
+        // still held when the other store looks, on a loaded machine too; the first download lasts 16 s, past the
+        // tick that gives the claim back.
+        let tick = Duration.seconds(10)
         let runner = try await Harness.make(origin: origin) {
             $0.externalChangeInterval = tick
             $0.maxConcurrentDownloads = 1
         }
         // Added together: when the first starts, the others are queued behind it.
         let ids = try await runner.manager.add(
-            contentsOf: [("/first.bin", 4_000_000), ("/next.bin", 1_000), ("/last.bin", 1_000)].map {
+            contentsOf: [("/first.bin", 8_000_000), ("/next.bin", 1_000), ("/last.bin", 1_000)].map {
                 (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
             })
         let (first, next, last) = (ids[0], ids[1], ids[2])
