@@ -11,6 +11,15 @@ final class AsyncTurn: Sendable {
 
     private let state = Mutex(State())
 
+    /// Runs `body` holding the turn, and hands the turn on however `body` ends.
+    nonisolated(nonsending) func withTurn<T, Failure: Error>(
+        _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        await take()
+        defer { give() }
+        return try await body()
+    }
+
     /// Returns once the caller holds the turn; ``give()`` hands it on.
     nonisolated(nonsending) func take() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -56,14 +56,7 @@ extension PostgresDownloadStore {
     /// what others changed while nobody listened. One reopening at a time (the keeper's and a probe's): a second
     /// finds the connection open and does nothing.
     nonisolated(nonsending) func reopenListener() async throws(DownloadError) {
-        await reopening.take()
-        do throws(DownloadError) {
-            try await reopenListenerInTurn()
-        } catch {
-            reopening.give()
-            throw error
-        }
-        reopening.give()
+        try await reopening.withTurn { () async throws(DownloadError) in try await reopenListenerInTurn() }
     }
 
     private nonisolated(nonsending) func reopenListenerInTurn() async throws(DownloadError) {

@@ -29,15 +29,19 @@ extension PostgresDownloadStore {
     ) async throws(DownloadError) -> T {
         var attempt = 1
         while true {
-            if inOrder { await ordered.take() }
             let conflicted = SharedFlag()
             let result: Result<T, DownloadError>
             do throws(DownloadError) {
-                result = .success(try await call(conflicted))
+                if inOrder {
+                    result = .success(
+                        try await ordered.withTurn { () async throws(DownloadError) -> T in try await call(conflicted) }
+                    )
+                } else {
+                    result = .success(try await call(conflicted))
+                }
             } catch {
                 result = .failure(error)
             }
-            if inOrder { ordered.give() }
             switch result {
             case .success(let value):
                 return value
