@@ -153,9 +153,17 @@ package actor EventDispatcher {
         }
     }
 
+    /// Settles or postpones `event`'s row, then frees its slot: a row counts as in flight until its outcome is
+    /// written, so this worker never takes it again meanwhile, and a worker killed at any moment has at most
+    /// ``EventSettings/maxConcurrentHooks`` + ``EventSettings/maxConcurrentWebhooks`` rows delivered and not settled
+    /// (the only ones delivered twice).
     private func finished(_ event: OutboxEvent, _ failure: String?) async {
+        await record(event, failure)
         inFlight[event.sequence] = nil
         if event.target == EventSettings.hookTarget { hooksRunning -= 1 } else { requestsInFlight -= 1 }
+    }
+
+    private func record(_ event: OutboxEvent, _ failure: String?) async {
         do {
             guard let failure else { return try await outbox.settle(event.sequence) }
             // Stopped (shutting down): the row stays as it is, for the next process.

@@ -8,7 +8,9 @@ import PostgresNIO
 /// Every worker with hooks or webhooks delivers from it, and each row once for the fleet: a worker leases the rows it
 /// takes (`FOR UPDATE SKIP LOCKED`, so workers never wait on each other); a worker that dies leaves them to another
 /// when the lease ends. Rows of one download and target go in order: a row is taken only when no older one of its
-/// download and target is left.
+/// download and target is left. Its statements take a pool connection at once, not the turn of the records' writes:
+/// a row is settled as soon as its delivery is, and a worker killed then has as few rows delivered and not settled
+/// (delivered again by another) as can be.
 final class PostgresEventOutbox: EventOutbox {
     static let table = "haul_event_outbox"
     private let store: PostgresDownloadStore
@@ -116,7 +118,7 @@ final class PostgresEventOutbox: EventOutbox {
             [
                 .text(store.owner), .integer(Int64(lease.inSeconds * 1000)), .text(targets.joined(separator: "\n")),
                 .text(excluding.map(String.init).joined(separator: ",")), .integer(Int64(limit)),
-            ])
+            ], inOrder: false)
         return result.rows.compactMap { row -> OutboxEvent? in
             let cells = row.makeRandomAccess()
             guard let kind = (try? cells[4].decode(String.self)).flatMap(OutboxEventKind.init(rawValue:)),
@@ -135,7 +137,7 @@ final class PostgresEventOutbox: EventOutbox {
     }
 
     nonisolated(nonsending) func settle(_ sequence: Int64) async throws(DownloadError) {
-        try await store.run("DELETE FROM \(Self.table) WHERE seq = $1", [.integer(sequence)])
+        try await store.run("DELETE FROM \(Self.table) WHERE seq = $1", [.integer(sequence)], inOrder: false)
     }
 
     nonisolated(nonsending) func postpone(
@@ -146,18 +148,18 @@ final class PostgresEventOutbox: EventOutbox {
             UPDATE \(Self.table) SET attempts = $1, nextAttempt = $2, lastError = $3, leaseOwner = NULL,
                 leaseExpires = NULL
             WHERE seq = $4
-            """, [.integer(Int64(attempts)), .date(next), .text(reason), .integer(sequence)])
+            """, [.integer(Int64(attempts)), .date(next), .text(reason), .integer(sequence)], inOrder: false)
     }
 
     nonisolated(nonsending) func depth() async throws(DownloadError) -> Int {
-        let rows = try await store.run("SELECT count(*) FROM \(Self.table)").rows
+        let rows = try await store.run("SELECT count(*) FROM \(Self.table)", inOrder: false).rows
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
     nonisolated(nonsending) func pending(targets: [String]) async throws(DownloadError) -> Int {
         let rows = try await store.run(
             "SELECT count(*) FROM \(Self.table) WHERE target = ANY (string_to_array($1, E'\\n'))",
-            [.text(targets.joined(separator: "\n"))]
+            [.text(targets.joined(separator: "\n"))], inOrder: false
         ).rows
         return Int((try? rows.first?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
@@ -165,7 +167,7 @@ final class PostgresEventOutbox: EventOutbox {
     nonisolated(nonsending) func close() async {
         _ = try? await store.run(
             "UPDATE \(Self.table) SET leaseOwner = NULL, leaseExpires = NULL WHERE leaseOwner = $1",
-            [.text(store.owner)])
+            [.text(store.owner)], inOrder: false)
     }
 }
 
