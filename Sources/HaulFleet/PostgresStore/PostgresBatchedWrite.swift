@@ -2,10 +2,8 @@ import HaulKit
 
 /// Statements that write many records in one round trip each, for ``PostgresDownloadStore``: a shared queue pays a
 /// round trip per statement, so a group of small downloads is written as one `INSERT` or `UPDATE` of many rows, not
-/// one statement per record inside `BEGIN` and `COMMIT`.
-///
-/// Every parameter carries its column's type (`$2::TIMESTAMPTZ`): a `NULL` has none of its own, and a row of
-/// `VALUES` takes its types from its values.
+/// one statement per record inside `BEGIN` and `COMMIT`. The SQL is ``BatchedWriteSQL``'s, as SQLite's store writes
+/// it; this adds PostgreSQL's limits, and the lease rules an update keeps.
 struct PostgresBatchedWrite {
     /// SQL and the values of its parameters (`$1` is the first).
     struct Statement {
@@ -58,9 +56,8 @@ struct PostgresBatchedWrite {
         var values: [StoredValue] = []
         values.reserveCapacity(columns.count)
         try Self.append(columns, of: record, to: &values, encoder: &encoder)
-        let names = columns.map(\.rawValue).joined(separator: ", ")
         return Statement(
-            sql: "INSERT INTO \(table) (\(names)) VALUES \(Self.tuples(columns, rows: 1, from: 1)) RETURNING id",
+            sql: BatchedWriteSQL.insert(into: table, columns, rows: 1, dialect: .postgres) + " RETURNING id",
             values: values)
     }
 
@@ -68,7 +65,6 @@ struct PostgresBatchedWrite {
     func inserts(_ records: [DownloadRecord], encoder: inout DownloadRecordEncoder) throws(DownloadError) -> [Statement]
     {
         let columns = DownloadColumn.allCases
-        let names = columns.map(\.rawValue).joined(separator: ", ")
         var statements: [Statement] = []
         let rows = min(Self.maximumRows, Self.maximumParameters / columns.count)
         for start in stride(from: 0, to: records.count, by: rows) {
@@ -76,8 +72,8 @@ struct PostgresBatchedWrite {
             var values: [StoredValue] = []
             values.reserveCapacity(chunk.count * columns.count)
             for record in chunk { try Self.append(columns, of: record, to: &values, encoder: &encoder) }
-            let tuples = Self.tuples(columns, rows: chunk.count, from: 1)
-            statements.append(Statement(sql: "INSERT INTO \(table) (\(names)) VALUES \(tuples)", values: values))
+            let sql = BatchedWriteSQL.insert(into: table, columns, rows: chunk.count, dialect: .postgres)
+            statements.append(Statement(sql: sql, values: values))
         }
         return statements
     }
@@ -85,7 +81,7 @@ struct PostgresBatchedWrite {
     /// The updates that write `columns` of `records` under `rule`: the last record of each id only (PostgreSQL
     /// writes an arbitrary one of several rows that match one id), as many records per statement as the limits allow.
     static func updates(_ columns: [DownloadColumn], _ records: [DownloadRecord], rule: Rule) -> [Update] {
-        let unique = lastOfEachID(records)
+        let unique = BatchedWriteSQL.lastOfEachID(records)
         let rows = rowsPerStatement(columns.count + 1)
         return stride(from: 0, to: unique.count, by: rows).map { start in
             Update(columns: columns, records: unique[start..<min(unique.count, start + rows)], rule: rule)
@@ -108,7 +104,8 @@ struct PostgresBatchedWrite {
         return statements
     }
 
-    /// `UPDATE … FROM (VALUES …)` for `update`, its parameters numbered from `first`.
+    /// ``BatchedWriteSQL``'s update for `update`, with its rule's assignments and conditions, its parameters
+    /// numbered from `first`.
     func statement(
         _ update: Update, from first: Int, encoder: inout DownloadRecordEncoder
     ) throws(DownloadError)
@@ -127,15 +124,16 @@ struct PostgresBatchedWrite {
         for record in update.records {
             try Self.append(rowColumns, of: record, to: &values, encoder: &encoder)
         }
-        var assignments = update.columns.map { "\($0.rawValue) = v.\($0.rawValue)" }
-        var conditions = ["d.id = v.id"]
+        var assignments: [String] = []
+        var conditions: [String] = []
         switch update.rule {
         case .any:
             break
         case .unleasedOrOwner:
             conditions.append("(d.leaseOwner IS NULL OR d.leaseOwner = \(ownerParameter))")
         case .releasingCompleted:
-            let releases = "v.state = '\(DownloadState.completed.rawValue)' AND d.leaseOwner = \(ownerParameter)"
+            let state = BatchedWriteSQL.value(of: .state, among: update.columns)
+            let releases = "\(state) = '\(DownloadState.completed.rawValue)' AND d.leaseOwner = \(ownerParameter)"
             for lease in ["leaseOwner", "leaseExpires", "leaseHost", "leaseConnections"] {
                 assignments.append("\(lease) = CASE WHEN \(releases) THEN NULL ELSE d.\(lease) END")
             }
@@ -143,41 +141,10 @@ struct PostgresBatchedWrite {
             assignments.append("state = '\(DownloadState.running.rawValue)'")
             conditions.append("d.state = '\(DownloadState.queued.rawValue)'")
         }
-        let tuples = Self.tuples(rowColumns, rows: update.records.count, from: next)
-        let names = rowColumns.map(\.rawValue).joined(separator: ", ")
-        return Statement(
-            sql:
-                "UPDATE \(table) AS d SET \(assignments.joined(separator: ", ")) FROM (VALUES \(tuples)) AS v(\(names)) "
-                + "WHERE \(conditions.joined(separator: " AND "))",
-            values: values)
-    }
-
-    /// `($n::TYPE, …), (…)`: `rows` rows of `columns`, numbered from `first`.
-    static func tuples(_ columns: [DownloadColumn], rows: Int, from first: Int) -> String {
-        var text = ""
-        text.reserveCapacity(rows * columns.count * 16)
-        var number = first
-        for row in 0..<rows {
-            text += row == 0 ? "(" : ", ("
-            for (index, column) in columns.enumerated() {
-                if index > 0 { text += ", " }
-                text += "$\(number)::\(PostgresDownloadStore.type(of: column))"
-                number += 1
-            }
-            text += ")"
-        }
-        return text
-    }
-
-    /// The records, each id only at its last place (the order of the rest kept).
-    static func lastOfEachID(_ records: [DownloadRecord]) -> [DownloadRecord] {
-        var seen: Set<Int64?> = []
-        seen.reserveCapacity(records.count)
-        var kept: [DownloadRecord] = []
-        kept.reserveCapacity(records.count)
-        for record in records.reversed() where seen.insert(record.id).inserted { kept.append(record) }
-        if kept.count == records.count { return records }
-        return kept.reversed()
+        let sql = BatchedWriteSQL.update(
+            table, update.columns, rows: update.records.count, dialect: .postgres, from: next,
+            assignments: assignments, conditions: conditions)
+        return Statement(sql: sql, values: values)
     }
 
     private static func append(

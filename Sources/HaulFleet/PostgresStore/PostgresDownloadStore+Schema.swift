@@ -8,14 +8,7 @@ extension PostgresDownloadStore {
     // MARK: - Schema
 
     /// The PostgreSQL type of a column.
-    static func type(of column: DownloadColumn) -> String {
-        switch column.sqlType {
-        case "INTEGER": "BIGINT"
-        case "DATETIME": "TIMESTAMPTZ"
-        case "BOOLEAN": "BOOLEAN"
-        default: "TEXT"
-        }
-    }
+    static func type(of column: DownloadColumn) -> String { SQLDialect.postgres.type(of: column) }
 
     /// The columns the first migration made (those of ``DownloadColumn`` through `segments`; later ones come with
     /// their migrations).

@@ -80,7 +80,7 @@ package enum DownloadColumn: String, CaseIterable, Sendable {
         /// `UPDATE download SET a = ?, b = ? WHERE id = ?`: one record, the columns then the id.
         let single: String
         /// For each size, largest first: one statement that writes that many records, each the id then the columns
-        /// (`UPDATE download SET a = v.column2, … FROM (VALUES (?, ?, …), …) AS v WHERE download.id = v.column1`).
+        /// (``BatchedWriteSQL/update(_:_:rows:dialect:from:assignments:conditions:)``).
         let batches: [(rows: Int, sql: String)]
 
         /// The sizes of the batched statements: few, so few are prepared and cached.
@@ -89,14 +89,8 @@ package enum DownloadColumn: String, CaseIterable, Sendable {
         init(_ columns: [DownloadColumn]) {
             self.columns = columns
             single = "UPDATE download SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE id = ?"
-            let assignments = columns.enumerated().map { "\($1.rawValue) = v.column\($0 + 2)" }.joined(separator: ", ")
-            let row = placeholders(columns.count + 1)
             batches = Self.batchSizes.map { rows in
-                let values = Array(repeating: row, count: rows).joined(separator: ", ")
-                return (
-                    rows,
-                    "UPDATE download SET \(assignments) FROM (VALUES \(values)) AS v WHERE download.id = v.column1"
-                )
+                (rows, BatchedWriteSQL.update("download", columns, rows: rows, dialect: .sqlite))
             }
         }
     }
@@ -108,27 +102,16 @@ package enum DownloadColumn: String, CaseIterable, Sendable {
         /// `INSERT INTO download (url, …) VALUES (?, …)`: one record, SQLite picks its id.
         let single: String
         /// For each size, largest first (the last is 1): that many records, each its id then the columns
-        /// (`INSERT INTO download (id, url, …) VALUES (?, ?, …), …`).
+        /// (``BatchedWriteSQL/insert(into:_:rows:dialect:from:)``).
         let batches: [(rows: Int, sql: String)]
 
         init() {
             columns = DownloadColumn.allCases.filter { $0 != .id }
-            let names = columns.map(\.rawValue).joined(separator: ", ")
-            single =
-                "INSERT INTO download (\(names)) VALUES \(placeholders(columns.count))"
-            let row = placeholders(columns.count + 1)
-            batches = (Update.batchSizes + [1]).map { rows in
-                (
-                    rows,
-                    "INSERT INTO download (id, \(names)) VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))"
-                )
+            single = BatchedWriteSQL.insert(into: "download", columns, rows: 1, dialect: .sqlite)
+            batches = (Update.batchSizes + [1]).map { [columns] rows in
+                (rows, BatchedWriteSQL.insert(into: "download", [.id] + columns, rows: rows, dialect: .sqlite))
             }
         }
-    }
-
-    /// `(?, ?, …)`: one row of `count` parameters.
-    static func placeholders(_ count: Int) -> String {
-        "(" + SQLDialect.sqlite.parameters(count) + ")"
     }
 
     static let insertion = Insert()

@@ -190,17 +190,11 @@ extension InMemoryDownloadStore {
     /// Writes each group's columns of its records (the last of an id in a group wins), in one turn of the lock.
     private func update(_ groups: [(columns: [DownloadColumn], records: [DownloadRecord])]) throws(DownloadError) {
         let encoded = try groups.map { group throws(DownloadError) in
-            (group.columns, try Self.encoded(Self.lastOfEachID(group.records), group.columns))
+            (group.columns, try Self.encoded(BatchedWriteSQL.lastOfEachID(group.records), group.columns))
         }
         database.state.withLock { state in
             for (columns, rows) in encoded { state.update(columns, rows, by: owner) }
         }
-    }
-
-    /// `records` with only the last of each id, in order (as SQLite's store writes them).
-    private static func lastOfEachID(_ records: [DownloadRecord]) -> [DownloadRecord] {
-        var seen: Set<Int64?> = []
-        return records.reversed().filter { seen.insert($0.id).inserted }.reversed()
     }
 
     /// The values of `columns` of each record, as stored.

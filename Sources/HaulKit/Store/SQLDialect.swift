@@ -23,6 +23,39 @@ package enum SQLDialect: Sendable {
         }
     }
 
+    /// `column`'s type: as declared in SQLite (``DownloadColumn/sqlType``), or PostgreSQL's for it.
+    package func type(of column: DownloadColumn) -> String {
+        switch (self, column.sqlType) {
+        case (.sqlite, let type): type
+        case (.postgres, "INTEGER"): "BIGINT"
+        case (.postgres, "DATETIME"): "TIMESTAMPTZ"
+        case (.postgres, "BOOLEAN"): "BOOLEAN"
+        case (.postgres, _): "TEXT"
+        }
+    }
+
+    /// `rows` rows of parameters for `columns`, numbered from `first`: `(?, ?), (?, ?)` or `($3::BIGINT, $4::TEXT)`.
+    /// PostgreSQL's carry their column's type: a `NULL` has none of its own, and a row of `VALUES` takes its types
+    /// from its values.
+    package func rows(_ columns: [DownloadColumn], count rows: Int, from first: Int = 1) -> String {
+        var text = ""
+        text.reserveCapacity(rows * columns.count * (self == .sqlite ? 3 : 16))
+        var number = first
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ", ("
+            for (index, column) in columns.enumerated() {
+                if index > 0 { text += ", " }
+                switch self {
+                case .sqlite: text += "?"
+                case .postgres: text += "$\(number)::\(type(of: column))"
+                }
+                number += 1
+            }
+            text += ")"
+        }
+        return text
+    }
+
     /// `ids` in order, at most ``idsPerStatement`` a chunk, as the values a statement binds.
     package func idChunks(_ ids: [DownloadID]) -> [[Int64]] {
         stride(from: 0, to: ids.count, by: idsPerStatement).map {

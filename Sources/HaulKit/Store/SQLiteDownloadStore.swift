@@ -156,7 +156,8 @@ final class SQLiteDownloadStore: DownloadStore {
             for chunk in SQLDialect.sqlite.idChunks(sorted) {
                 try DownloadRecordDecoder.forEach(
                     db,
-                    sql: DownloadColumn.select + " WHERE id IN \(DownloadColumn.placeholders(chunk.count)) ORDER BY id",
+                    sql: DownloadColumn.select
+                        + " WHERE id IN (\(SQLDialect.sqlite.parameters(chunk.count))) ORDER BY id",
                     arguments: StatementArguments(chunk)
                 ) { records.append($0) }
             }
@@ -321,7 +322,7 @@ final class SQLiteDownloadStore: DownloadStore {
             var encoder = DownloadRecordEncoder()
             for update in updates where !update.records.isEmpty {
                 let statements = update.statements
-                let records = Self.lastOfEachID(update.records)
+                let records = BatchedWriteSQL.lastOfEachID(update.records)
                 // One array for every statement run.
                 var values: [StoredValue] = []
                 let next = try Self.writeBatches(
@@ -363,18 +364,6 @@ final class SQLiteDownloadStore: DownloadStore {
         return next
     }
 
-    /// `records` with only the last of each id, in order: one batched statement that met an id twice would write
-    /// either (written one by one, the last one won).
-    private static func lastOfEachID(_ records: [DownloadRecord]) -> [DownloadRecord] {
-        guard records.count > 1 else { return records }
-        var seen = Set<Int64?>(minimumCapacity: records.count)
-        guard !records.allSatisfy({ seen.insert($0.id).inserted }) else { return records }
-        seen.removeAll(keepingCapacity: true)
-        var kept: [DownloadRecord] = []
-        for record in records.reversed() where seen.insert(record.id).inserted { kept.append(record) }
-        return kept.reversed()
-    }
-
     /// Records that `durableBytes` are synced, unless the part file was cut back since (another generation).
     /// With `segments`, also records the plan of a multi-connection download (each segment's synced bytes).
     @discardableResult
@@ -408,7 +397,7 @@ final class SQLiteDownloadStore: DownloadStore {
         try await write { db in
             for chunk in SQLDialect.sqlite.idChunks(ids) {
                 try db.execute(
-                    sql: "DELETE FROM download WHERE id IN \(DownloadColumn.placeholders(chunk.count))",
+                    sql: "DELETE FROM download WHERE id IN (\(SQLDialect.sqlite.parameters(chunk.count)))",
                     arguments: StatementArguments(chunk))
             }
         }
@@ -447,7 +436,7 @@ final class SQLiteDownloadStore: DownloadStore {
                     let rows = try Row.fetchCursor(
                         db.cachedStatement(
                             sql:
-                                "SELECT id, state FROM download WHERE id IN \(DownloadColumn.placeholders(chunk.count))"
+                                "SELECT id, state FROM download WHERE id IN (\(SQLDialect.sqlite.parameters(chunk.count)))"
                         ),
                         arguments: StatementArguments(chunk))
                     while let row = try rows.next() {
