@@ -113,7 +113,7 @@ struct DownloadLifecycle: Sendable {
     }
 
     private(set) var rules: Rules
-    private(set) var entries: [DownloadID: Entry] = [:]
+    private(set) var entries = LifecycleEntries()
     private var queue = DownloadQueue()
     /// Queued downloads kept out of the run queue until ``releaseHeldBack(count:)``: their host had no connection left.
     private var heldBack = DownloadQueue()

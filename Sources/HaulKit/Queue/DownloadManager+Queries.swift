@@ -84,7 +84,7 @@ extension DownloadManager {
 
     /// How many downloads are in `states`; cheaper than ``snapshots(in:)`` for a large queue.
     public func count(in states: Set<DownloadState>) async -> Int {
-        let here = lifecycle.entries.values.reduce(0) { states.contains($1.phase.state) ? $0 + 1 : $0 }
+        let here = states.reduce(0) { $0 + lifecycle.entries.count(in: $1) }
         return here + (states.contains(.completed) ? await historyIDs().count : 0)
     }
 
