@@ -165,9 +165,12 @@ extension DownloadManager {
                 // Connections were given back while the claim was on its way: the answer may not count them. Back
                 // to the queue, and asked again at once rather than at the next tick.
                 await perform(lifecycle.hostBusy(id))
-                lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+                releaseHeldBack(freeing: [])
                 Task { await schedule() }
             } else {
+                configuration.logger.debug(
+                    "host busy: its downloads wait for a connection",
+                    metadata: ["download": "\(id)", "host": "\(host)"])
                 busyHosts.insert(host)
                 await perform(lifecycle.hostBusy(id))
             }
@@ -249,15 +252,23 @@ extension DownloadManager {
                 connectionsFreed += 1
                 // Their hosts' connections are free now: downloads held back for a host found busy meanwhile (a claim
                 // that counted these connections still taken) ask again at once rather than at the next tick.
-                let freed = Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) })
-                if !busyHosts.isDisjoint(with: freed) {
-                    busyHosts.subtract(freed)
-                    lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
-                }
+                releaseHeldBack(freeing: Set(done.compactMap { hostKeys[$0] ?? records[$0].map(Self.host(of:)) }))
                 await schedule()
             }
             givingBackSlots = false
         }
+    }
+
+    /// Connections were given back (a job ended, a round of give-backs was recorded): `freed` hosts are no longer
+    /// known busy, and the downloads held back for a busy host go back to the run queue, up to one per slot.
+    ///
+    /// At every give-back, not only when one of `freed` was known busy: a busy host holds back every queued download
+    /// of it that the scheduler meets, the whole queue when it has one host, and each give-back releases only a few,
+    /// so the rest would wait for the next tick. A host still known busy holds its downloads back again at once,
+    /// without asking the store.
+    func releaseHeldBack(freeing freed: Set<String>) {
+        busyHosts.subtract(freed)
+        lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
     }
 
     /// Returns once the job, which gave its slot back, has one again.
@@ -311,9 +322,7 @@ extension DownloadManager {
         await store.release(id)
         connectionsFreed += 1
         // Its connections are free again: downloads of its host held back here may take them at once.
-        if busyHosts.remove(host) != nil {
-            lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
-        }
+        releaseHeldBack(freeing: [host])
         await schedule()
     }
 

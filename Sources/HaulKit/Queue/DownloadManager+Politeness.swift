@@ -31,7 +31,7 @@ extension DownloadManager {
             return false
         }
         heldHosts[host] = nil
-        lifecycle.releaseHeldBack(count: configuration.maxConcurrentDownloads)
+        releaseHeldBack(freeing: [])
         return true
     }
 }
