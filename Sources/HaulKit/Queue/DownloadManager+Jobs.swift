@@ -173,6 +173,7 @@ extension DownloadManager {
                     metadata: ["download": "\(id)", "host": "\(host)"])
                 busyHosts.insert(host)
                 await perform(lifecycle.hostBusy(id))
+                retryBusyHostsSoon()
             }
             return
         case .refused:

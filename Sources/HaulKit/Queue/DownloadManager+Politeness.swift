@@ -34,4 +34,22 @@ extension DownloadManager {
         releaseHeldBack(freeing: [])
         return true
     }
+
+    /// How long a host found busy waits before its downloads ask the store again (``retryBusyHostsSoon()``).
+    static let busyHostRetry = Duration.milliseconds(100)
+
+    /// Asks again for the busy hosts' connections after ``busyHostRetry``, not only at the next tick: connections
+    /// another worker gives back reach this one by no event. One retry pending at a time, so a host busy for long costs
+    /// one claim each ``busyHostRetry`` at most (the store's, never the host's).
+    func retryBusyHostsSoon() {
+        guard !busyRetryPending else { return }
+        busyRetryPending = true
+        Task { [clock = configuration.tickClock] in
+            try? await clock.sleep(for: Self.busyHostRetry)
+            busyRetryPending = false
+            guard !busyHosts.isEmpty, !lifecycle.isShutDown else { return }
+            releaseHeldBack(freeing: busyHosts)
+            await schedule()
+        }
+    }
 }

@@ -40,8 +40,11 @@ public actor DownloadManager {
     var hostLimiters: [String: RateLimiter] = [:]
     /// Each download's host, lowercased (see ``hostKey(of:)``).
     var hostKeys: [DownloadID: String] = [:]
-    /// Hosts whose connections other workers hold, until the next tick: their downloads wait without a claim.
+    /// Hosts whose connections other workers hold, until a give-back here, a retry (``retryBusyHostsSoon()``) or the
+    /// next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
+    /// Whether a retry of the busy hosts is pending (``retryBusyHostsSoon()``).
+    var busyRetryPending = false
     /// Hosts that hold their downloads (a `Retry-After`, a spent request budget), with the jobs waiting for them off
     /// their slots: the hosts' queued downloads wait until the first of those jobs takes a slot again (see
     /// `DownloadManager+Politeness.swift`).

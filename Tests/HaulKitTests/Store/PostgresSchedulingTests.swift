@@ -11,55 +11,104 @@ import Testing
     "A worker's queue after its host was busy",
     .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresSchedulingTests {
+    /// A worker (4 slots, 4 connections per host) and an editor on one new database; the tick is far off (60 s), so
+    /// only give-backs and retries move a held-back queue.
+    struct Setup {
+        let server: PostgresServer
+        let origin: TestOrigin
+        let worker: DownloadManager
+        let editor: DownloadManager
+        /// A paused download of the origin's host whose lease, another worker's, holds `held` of its connections.
+        let ghost: DownloadID
+        let database: String
+
+        static func make(holding held: Int) async throws -> Setup {
+            let server = try await PostgresServer.start()
+            let url = try await server.makeDatabase()
+            let origin = try await TestOrigin.start()
+            let directory = TemporaryDirectory()
+            func configuration(_ name: String, runs: Bool) -> DownloadManager.Configuration {
+                var configuration = Harness.configuration(directory)
+                configuration.downloadDirectory = directory.file(name)
+                configuration.store = .sharedQueue(SharedQueue(url: url, workerName: name))
+                configuration.runsDownloads = runs
+                configuration.maxConcurrentDownloads = 4
+                configuration.maxConnectionsPerHost = 4
+                configuration.externalChangeInterval = .seconds(60)
+                return configuration
+            }
+            let editor = try await DownloadManager(configuration: configuration("editor", runs: false))
+            let ghost = try await editor.add(origin.serve("/ghost.bin", size: 10))
+            try await editor.pause(ghost)
+            let database = url.lastPathComponent
+            _ = try server.sql(
+                """
+                UPDATE haul_download SET leaseOwner = 'ghost', leaseExpires = now() + interval '1 hour',
+                    leaseHost = '127.0.0.1', leaseConnections = \(held) WHERE id = \(ghost.rawValue)
+                """, database: database)
+            let worker = try await DownloadManager(configuration: configuration("worker", runs: true))
+            return Setup(
+                server: server, origin: origin, worker: worker, editor: editor, ghost: ghost, database: database)
+        }
+
+        /// The other worker gives its connections back (no event reaches this one).
+        func giveBack() throws {
+            _ = try server.sql(
+                "UPDATE haul_download SET leaseConnections = 0 WHERE id = \(ghost.rawValue)", database: database)
+        }
+
+        /// Waits (at most 40 s) until `count` downloads are completed; returns how long it took.
+        func completion(of count: Int) async throws -> Duration {
+            let start = ContinuousClock.now
+            while start.duration(to: .now) < .seconds(40), await worker.count(in: [.completed]) < count {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return start.duration(to: .now)
+        }
+
+        func stop() async {
+            await worker.shutdown()
+            await editor.shutdown()
+            await origin.stop()
+            await server.stop()
+        }
+    }
+
     @Test("one host, its connections held elsewhere and then given back: the whole queue runs without waiting a tick")
     func heldBackQueueGoesOn() async throws {
-        let server = try await PostgresServer.start()
-        let url = try await server.makeDatabase()
-        let origin = try await TestOrigin.start()
-        let directory = TemporaryDirectory()
-        func configuration(_ name: String, runs: Bool) -> DownloadManager.Configuration {
-            var configuration = Harness.configuration(directory)
-            configuration.downloadDirectory = directory.file(name)
-            configuration.store = .sharedQueue(SharedQueue(url: url, workerName: name))
-            configuration.runsDownloads = runs
-            configuration.maxConcurrentDownloads = 4
-            configuration.maxConnectionsPerHost = 4
-            // The tick (which gives every held-back download another try) is far off: only give-backs count here.
-            configuration.externalChangeInterval = .seconds(60)
-            return configuration
+        // Another worker holds 3 of the host's 4 connections: the first download takes the last one and runs for
+        // about 2 s; the others find the host busy.
+        let setup = try await Setup.make(holding: 3)
+        setup.origin.setFaults { $0.bytesPerSecond = 500_000 }
+        var ids = [try await setup.worker.add(setup.origin.serve("/first.bin", size: 1_000_000))]
+        for index in 0..<24 {
+            ids.append(try await setup.worker.add(setup.origin.serve("/small\(index).bin", size: 8_000)))
         }
-        // Another worker holds 3 of the host's 4 connections (a lease on a paused download).
-        let editor = try await DownloadManager(configuration: configuration("editor", runs: false))
-        let ghost = try await editor.add(origin.serve("/ghost.bin", size: 10))
-        try await editor.pause(ghost)
-        let database = url.lastPathComponent
-        _ = try server.sql(
-            """
-            UPDATE haul_download SET leaseOwner = 'ghost', leaseExpires = now() + interval '1 hour',
-                leaseHost = '127.0.0.1', leaseConnections = 3 WHERE id = \(ghost.rawValue)
-            """, database: database)
-        // The first download takes the last connection and runs for about 2 s; the others find the host busy.
-        origin.setFaults { $0.bytesPerSecond = 500_000 }
-        let worker = try await DownloadManager(configuration: configuration("worker", runs: true))
-        var ids = [try await worker.add(origin.serve("/first.bin", size: 1_000_000))]
-        for index in 0..<24 { ids.append(try await worker.add(origin.serve("/small\(index).bin", size: 8_000))) }
         try await Task.sleep(for: .milliseconds(500))
-        #expect(await worker.count(in: [.running]) == 1, "only the first runs: the host has no other connection")
-        // The other worker gives its connections back.
-        _ = try server.sql(
-            "UPDATE haul_download SET leaseConnections = 0 WHERE id = \(ghost.rawValue)", database: database)
-        let freed = ContinuousClock.now
-        while freed.duration(to: .now) < .seconds(40), await worker.count(in: [.completed]) < ids.count {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let took = freed.duration(to: .now)
-        let queued = await worker.count(in: [.queued])
-        #expect(await worker.count(in: [.completed]) == ids.count, "\(queued) still queued")
+        #expect(await setup.worker.count(in: [.running]) == 1, "only the first runs: the host has no other connection")
+        try setup.giveBack()
+        let took = try await setup.completion(of: ids.count)
+        let queued = await setup.worker.count(in: [.queued])
+        #expect(await setup.worker.count(in: [.completed]) == ids.count, "\(queued) still queued")
         // About 2 s for the first, then the small ones; the tick would have come after 60 s.
         #expect(took < .seconds(15), "all \(ids.count) done \(took) after the connections were given back")
-        await worker.shutdown()
-        await editor.shutdown()
-        await origin.stop()
-        await server.stop()
+        await setup.stop()
+    }
+
+    @Test("every connection of the host held by another worker, then given back: asked again within 100 ms, not at the tick")
+    func busyHostAskedAgain() async throws {
+        let setup = try await Setup.make(holding: 4)
+        var ids: [DownloadID] = []
+        for index in 0..<12 {
+            ids.append(try await setup.worker.add(setup.origin.serve("/small\(index).bin", size: 8_000)))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await setup.worker.count(in: [.running, .completed]) == 0, "the host has no connection for it")
+        try setup.giveBack()
+        let took = try await setup.completion(of: ids.count)
+        #expect(await setup.worker.count(in: [.completed]) == ids.count)
+        // Asked again every 100 ms while the host is busy; the tick would have come after 60 s.
+        #expect(took < .seconds(10), "all \(ids.count) done \(took) after the connections were given back")
+        await setup.stop()
     }
 }
