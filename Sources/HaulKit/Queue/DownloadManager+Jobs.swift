@@ -159,7 +159,7 @@ extension DownloadManager {
         }
         switch outcome {
         case .granted:
-            break
+            busyRetryDelay = Self.busyHostRetry
         case .hostBusy:
             if let askedAt, askedAt != connectionsFreed {
                 // Connections were given back while the claim was on its way: the answer may not count them. Back

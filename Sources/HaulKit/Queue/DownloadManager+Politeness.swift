@@ -35,17 +35,20 @@ extension DownloadManager {
         return true
     }
 
-    /// How long a host found busy waits before its downloads ask the store again (``retryBusyHostsSoon()``).
+    /// How long a host found busy first waits before its downloads ask the store again (``retryBusyHostsSoon()``).
     static let busyHostRetry = Duration.milliseconds(100)
 
-    /// Asks again for the busy hosts' connections after ``busyHostRetry``, not only at the next tick: connections
-    /// another worker gives back reach this one by no event. One retry pending at a time, so a host busy for long costs
-    /// one claim each ``busyHostRetry`` at most (the store's, never the host's).
+    /// Asks again for the busy hosts' connections after a while, not only at the next tick: connections another
+    /// worker gives back reach this one by no event. The wait is ``busyHostRetry``, then twice as long at each retry
+    /// while a host stays busy, up to a tick (``Configuration/externalChangeInterval``); a granted claim makes it short
+    /// again. One retry is pending at a time, and a retry asks the store (never the host) once for all.
     func retryBusyHostsSoon() {
         guard !busyRetryPending else { return }
         busyRetryPending = true
+        let delay = busyRetryDelay
+        busyRetryDelay = min(delay * 2, configuration.externalChangeInterval)
         Task { [clock = configuration.tickClock] in
-            try? await clock.sleep(for: Self.busyHostRetry)
+            try? await clock.sleep(for: delay)
             busyRetryPending = false
             guard !busyHosts.isEmpty, !lifecycle.isShutDown else { return }
             releaseHeldBack(freeing: busyHosts)

@@ -43,8 +43,9 @@ public actor DownloadManager {
     /// Hosts whose connections other workers hold, until a give-back here, a retry (``retryBusyHostsSoon()``) or the
     /// next tick: their downloads wait without a claim.
     var busyHosts: Set<String> = []
-    /// Whether a retry of the busy hosts is pending (``retryBusyHostsSoon()``).
+    /// Whether a retry of the busy hosts is pending (``retryBusyHostsSoon()``), and how long the next one waits.
     var busyRetryPending = false
+    var busyRetryDelay = DownloadManager.busyHostRetry
     /// Hosts that hold their downloads (a `Retry-After`, a spent request budget), with the jobs waiting for them off
     /// their slots: the hosts' queued downloads wait until the first of those jobs takes a slot again (see
     /// `DownloadManager+Politeness.swift`).
