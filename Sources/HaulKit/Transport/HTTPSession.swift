@@ -189,14 +189,32 @@ struct HTTPSession: Sendable {
 
     /// What the rate-limit fields of a response say (nothing, without reading them, when it has none).
     static func rateLimitHeaders(_ headers: HTTPHeaders) -> RateLimitHeaders {
-        guard headers.contains(where: { $0.name.utf8.count >= 9 && $0.name.lowercased().contains("ratelimit") })
-        else { return RateLimitHeaders() }
+        guard headers.contains(where: { namesRateLimit($0.name) }) else { return RateLimitHeaders() }
         return RateLimitHeaders(
             { name in
                 let values = headers[name]
                 return values.isEmpty ? nil : values.joined(separator: ", ")
             }, nowSeconds: Date().timeIntervalSince1970)
     }
+
+    /// Whether a field's name contains `ratelimit` in any case (`RateLimit-Policy`, `X-RateLimit-Remaining`), read
+    /// byte by byte: no lowercased copy and no Foundation search, since it runs for every field of every response.
+    static func namesRateLimit(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            let target = rateLimitBytes
+            guard bytes.count >= target.count else { return false }
+            for start in 0...(bytes.count - target.count) {
+                // `| 0x20` lowercases an ASCII letter; no other byte becomes one of the target's lowercase letters.
+                var offset = 0
+                while offset < target.count, bytes[start + offset] | 0x20 == target[offset] { offset += 1 }
+                if offset == target.count { return true }
+            }
+            return false
+        }
+    }
+
+    private static let rateLimitBytes = Array("ratelimit".utf8)
 
     /// Header fields as `Name: value` lines, the whole value of a credential (``HTTPHeaderField/isCredential``)
     /// masked.

@@ -178,4 +178,16 @@ struct HeaderParsingTests {
             #expect(throws: DownloadError.self) { try HTTPHeaderField(parsing: bad) }
         }
     }
+
+    @Test("a rate-limit field is told by its name in any case; other names, shorter ones and look-alikes are not")
+    func rateLimitNames() {
+        for name in ["RateLimit", "RateLimit-Policy", "X-RateLimit-Remaining", "x-ratelimit-reset", "XRATELIMITX"] {
+            #expect(HTTPSession.namesRateLimit(name), "\(name)")
+        }
+        for name in [
+            "", "ratelimi", "Content-Length", "Retry-After", "Rate-Limit", "ratelim1t", "RÄTELIMIT", "r@telimit",
+        ] {
+            #expect(!HTTPSession.namesRateLimit(name), "\(name)")
+        }
+    }
 }
