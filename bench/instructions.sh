@@ -4,9 +4,11 @@
 # SMALL), so start-up and shut-down cancel out. Counts are stable on a noisy machine (within ~1% run to run) where
 # times are not; they count user-space instructions only (no kernel time, no thread switches' cost).
 #
-# valgrind cannot read the DWARF of a Swift release build here ("Possibly corrupted debuginfo file"), so each binary
-# is copied without its debug sections (`strip --strip-debug`): symbols stay, per-function attribution works.
-#   bench/instructions.sh /tmp/haul-main .build/release/haul
+# Give it static builds (tools/build-release: .build-release/release/haul): on a dynamically linked one, valgrind
+# crashes in libdispatch at start-up. valgrind cannot read the DWARF of a Swift release build here ("Possibly
+# corrupted debuginfo file"), so each binary is copied without its debug sections (`strip --strip-debug`): symbols
+# stay, per-function attribution works.
+#   bench/instructions.sh /tmp/haul-main .build-release/release/haul
 # Settings (environment): SMALL (500), LARGE (2500), KEEP (a directory: keep each callgrind.out there, for
 # callgrind_annotate). Writes bench/results/instructions-<date>-<HHMM>.csv.
 set -euo pipefail
