@@ -3,7 +3,7 @@
 /// to run).
 struct LifecycleEntries: Sequence, Sendable {
     private var storage: [DownloadID: DownloadLifecycle.Entry] = [:]
-    /// By ``DownloadState``'s order in `allCases`.
+    /// How many entries are in each state, at the place ``index(_:)`` gives it.
     private var counts = [Int](repeating: 0, count: DownloadState.allCases.count)
 
     subscript(id: DownloadID) -> DownloadLifecycle.Entry? {
