@@ -7,9 +7,6 @@ import PostgresNIO
 extension PostgresDownloadStore {
     // MARK: - Schema
 
-    /// The PostgreSQL type of a column.
-    static func type(of column: DownloadColumn) -> String { SQLDialect.postgres.type(of: column) }
-
     /// The columns the first migration made (those of ``DownloadColumn`` through `segments`; later ones come with
     /// their migrations).
     private static let firstColumns = DownloadColumn.allCases.prefix { $0 != .owner }
@@ -21,7 +18,7 @@ extension PostgresDownloadStore {
             """
             CREATE TABLE \(table) (
                 id BIGSERIAL PRIMARY KEY,
-                \(firstColumns.dropFirst().map { "\($0.rawValue) \(type(of: $0))" }.joined(separator: ",\n    ")),
+                \(firstColumns.dropFirst().map { "\($0.rawValue) \(SQLDialect.postgres.type(of: $0))" }.joined(separator: ",\n    ")),
                 leaseOwner TEXT,
                 leaseExpires TIMESTAMPTZ
             );
@@ -247,7 +244,7 @@ extension PostgresDownloadStore {
     }
 
     private static func informationSchemaType(_ column: DownloadColumn) -> String {
-        switch type(of: column) {
+        switch SQLDialect.postgres.type(of: column) {
         case "BIGINT": "bigint"
         case "TIMESTAMPTZ": "timestamp with time zone"
         case "BOOLEAN": "boolean"

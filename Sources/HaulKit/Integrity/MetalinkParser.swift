@@ -40,18 +40,7 @@ extension Metalink {
 
     /// Whether the bytes contain `<!DOCTYPE` or `<!ENTITY` (in any case).
     static func declaresDocumentType(_ data: Data) -> Bool {
-        let bytes = [UInt8](data)
-        let needles = ["<!doctype", "<!entity"].map { Array($0.utf8) }
-        guard bytes.count >= 8 else { return false }
-        for index in 0..<(bytes.count - 1)
-        where bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "!") {
-            for needle in needles where index + needle.count <= bytes.count {
-                if zip(needle, bytes[index..<index + needle.count]).allSatisfy({ $0 == ($1 | 0x20) || $0 == $1 }) {
-                    return true
-                }
-            }
-        }
-        return false
+        ["<!doctype", "<!entity"].contains { ASCIISearch.contains(data, lowercased: Array($0.utf8)) }
     }
 
     /// Whether `name` is a relative path that stays inside the directory it is saved in.

@@ -197,21 +197,11 @@ struct HTTPSession: Sendable {
             }, nowSeconds: Date().timeIntervalSince1970)
     }
 
-    /// Whether a field's name contains `ratelimit` in any case (`RateLimit-Policy`, `X-RateLimit-Remaining`), read
-    /// byte by byte: no lowercased copy and no Foundation search, since it runs for every field of every response.
+    /// Whether a field's name contains `ratelimit` in any case (`RateLimit-Policy`, `X-RateLimit-Remaining`); it runs
+    /// for every field of every response.
     static func namesRateLimit(_ name: String) -> Bool {
         var name = name
-        return name.withUTF8 { bytes in
-            let target = rateLimitBytes
-            guard bytes.count >= target.count else { return false }
-            for start in 0...(bytes.count - target.count) {
-                // `| 0x20` lowercases an ASCII letter; no other byte becomes one of the target's lowercase letters.
-                var offset = 0
-                while offset < target.count, bytes[start + offset] | 0x20 == target[offset] { offset += 1 }
-                if offset == target.count { return true }
-            }
-            return false
-        }
+        return name.withUTF8 { ASCIISearch.contains($0, lowercased: rateLimitBytes) }
     }
 
     private static let rateLimitBytes = Array("ratelimit".utf8)
