@@ -38,15 +38,18 @@ extension DownloadManager {
     /// How long a host found busy first waits before its downloads ask the store again (``retryBusyHostsSoon()``).
     static let busyHostRetry = Duration.milliseconds(100)
 
+    /// The longest wait between two retries of a busy host: a second, or the tick when it is shorter. A queue held back
+    /// by another worker goes on within this of its connections coming back, whatever the tick.
+    var busyHostRetryCeiling: Duration { min(configuration.externalChangeInterval, .seconds(1)) }
+
     /// Asks again for the busy hosts' connections after a while, not only at the next tick: connections another
     /// worker gives back reach this one by no event. The wait is ``busyHostRetry``, then twice as long at each retry
-    /// while a host stays busy, up to a tick (``Configuration/externalChangeInterval``); a granted claim makes it short
-    /// again. One retry is pending at a time, and a retry asks the store (never the host) once for all.
+    /// while a host stays busy, up to ``busyHostRetryCeiling``; a granted claim makes it short again. One retry is pending at a time, and a retry asks the store (never the host) once for all.
     func retryBusyHostsSoon() {
         guard !busyRetryPending else { return }
         busyRetryPending = true
         let delay = busyRetryDelay
-        busyRetryDelay = min(delay * 2, configuration.externalChangeInterval)
+        busyRetryDelay = min(delay * 2, busyHostRetryCeiling)
         Task { [clock = configuration.tickClock] in
             try? await clock.sleep(for: delay)
             busyRetryPending = false

@@ -147,10 +147,15 @@ struct EventOutboxTests {
         try await Self.expectRowsFollowChanges(store, outbox)
         let other = try await PostgresStoreTests.store(url, owner: "b")
         let otherOutbox = try await other.enableOutbox(for: Self.targets)
-        let taken = try await outbox.dueEvents(targets: ["hook"], limit: 10, lease: .milliseconds(300), excluding: [])
+        // Leased for a minute, so that the other worker's look comes well within it however loaded the machine.
+        let taken = try await outbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(60), excluding: [])
         #expect(taken.count == 2)
         #expect(
             try await otherOutbox.dueEvents(targets: ["hook"], limit: 10, lease: .seconds(30), excluding: []).isEmpty)
+        // The holder takes its own rows again with a short lease, then dies: the lease runs out.
+        let renewed = try await outbox.dueEvents(
+            targets: ["hook"], limit: 10, lease: .milliseconds(300), excluding: [])
+        #expect(renewed.map(\.sequence) == taken.map(\.sequence))
         try await Task.sleep(for: .milliseconds(500))
         let takenOver = try await otherOutbox.dueEvents(
             targets: ["hook"], limit: 10, lease: .seconds(30), excluding: [])

@@ -116,12 +116,15 @@ struct PostgresSchedulingTests {
         }
         // Every start's claim answered, none granted; and the held-back queue asked again a few times since.
         #expect(try await setup.settles([.running], at: 0), "the host has no connection for it")
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .seconds(4))
         #expect(await setup.worker.count(in: [.completed]) == 0, "the host has no connection for it")
+        // Busy for seconds, asked again at most a second apart, though the tick is a minute.
+        #expect(await setup.worker.busyRetryDelay <= .seconds(1))
         try setup.giveBack()
         let took = try await setup.completion(of: ids.count)
         #expect(await setup.worker.count(in: [.completed]) == ids.count)
-        // Asked again 0.1, 0.3, 0.7, 1.5 s after it was found busy; the tick would have come after 60 s.
+        // Asked again 0.1, 0.3, 0.7, 1.5 s after it was found busy, then each second; the tick would have come after
+        // 60 s.
         #expect(took < .seconds(10), "all \(ids.count) done \(took) after the connections were given back")
         await setup.stop()
     }
