@@ -7,6 +7,14 @@ extension DownloadLifecycle {
         }.sorted()
     }
 
+    /// Downloads another process runs (or ran last this manager knew), whether or not this one would take them over.
+    var runningElsewhere: [DownloadID] {
+        entries.compactMap { id, entry in
+            guard case .runningElsewhere = entry.phase else { return nil }
+            return id
+        }
+    }
+
     /// A job here found no room on its file system: it waits for space without its slot, which
     /// ``schedule(holdingBack:)`` gives to the next queued download; it asks for one again with ``slotNeeded(_:)``
     /// once there is room. Returns whether it gave its slot (not when it is stopping, finishing, or waiting already).

@@ -116,7 +116,7 @@ struct DownloadLifecycle: Sendable {
     private(set) var entries = LifecycleEntries()
     private var queue = DownloadQueue()
     /// Queued downloads kept out of the run queue until ``releaseHeldBack(count:)``: their host had no connection left.
-    private var heldBack = DownloadQueue()
+    private(set) var heldBack = DownloadQueue()
     /// Jobs running (or being started) here.
     private(set) var runningHere = 0
     /// Jobs here that gave their slot back while their complete file is finished (synced, put in place and recorded):

@@ -173,6 +173,7 @@ extension DownloadManager {
     public func shutdown() async {
         guard !lifecycle.isShutDown else { return }
         watcherTask?.cancel()
+        followingOthers?.cancel()
         await performAndWait(lifecycle.shutdown())
         await releaseClaimsAhead()
         hub.finishAll()

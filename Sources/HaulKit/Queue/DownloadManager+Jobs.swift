@@ -26,7 +26,7 @@ extension DownloadManager {
                         guard let host = hostKeys[id] ?? records[id].map({ Self.host(of: $0) }) else { return false }
                         return busy.contains(host)
                     })
-            guard !starts.isEmpty else { return }
+            guard !starts.isEmpty else { return followOthersWhileIdle() }
             let heldBack = lifecycle.heldBackCount
             await perform(starts)
             guard lifecycle.heldBackCount > heldBack else { return }

@@ -64,6 +64,61 @@ extension DownloadManager {
         await schedule()
     }
 
+    /// How often a manager with nothing to run here looks at the downloads other processes run, when the store says
+    /// something changed (``followOthersWhileIdle()``).
+    static let idleLookInterval = Duration.milliseconds(50)
+
+    /// How many of the downloads held back for a busy host a look of ``followOthersWhileIdle()`` reads, at most.
+    static let heldBackFollowed = 256
+
+    /// Follows the downloads other processes run, and those held back here for a busy host (another worker may take
+    /// and finish them), while none runs here: every ``idleLookInterval`` that the store's change token moved, their
+    /// records are read (only theirs, up to ``heldBackFollowed`` held back) and taken in. A worker whose own part of a
+    /// shared queue is done so sees the others' last completions (and `haul run` ends) within that, not at the next
+    /// retry or tick. Called whenever ``schedule()`` finds nothing to start; it stops once a job runs here or nothing
+    /// is left to follow.
+    func followOthersWhileIdle() {
+        guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
+            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || !lifecycle.runningElsewhere.isEmpty
+        else { return }
+        followedToken = nil
+        followingOthers = Task { [weak self, clock = configuration.tickClock] in
+            while !Task.isCancelled {
+                try? await clock.sleep(for: Self.idleLookInterval)
+                guard let self, await self.lookAtOthersWhileIdle() else { return }
+            }
+        }
+    }
+
+    /// One look of ``followOthersWhileIdle()``; returns whether to go on following.
+    private func lookAtOthersWhileIdle() async -> Bool {
+        guard jobs.isEmpty, startsInFlight.isEmpty, !lifecycle.isShutDown else {
+            followingOthers = nil
+            return false
+        }
+        // The tick's look is under way; the next one here comes after it.
+        guard !reconciling, let token = try? await store.changeToken(), token != followedToken else { return true }
+        followedToken = token
+        let followed = lifecycle.runningElsewhere + lifecycle.heldBack.prefix(Self.heldBackFollowed)
+        guard !followed.isEmpty else {
+            followingOthers = nil
+            return false
+        }
+        var changed = false
+        for stored in (try? await store.fetch(followed)) ?? [] where !lifecycle.isShutDown {
+            // Only what another process changed, and is still followed: a start here since has its own view.
+            switch lifecycle.phase(of: stored.downloadID) {
+            case .runningElsewhere(let recorded)? where recorded != stored.state: break
+            case .queued? where stored.state != .queued: break
+            default: continue
+            }
+            await performAndWait(adopt(stored))
+            changed = true
+        }
+        if changed { await schedule() }
+        return followingOthers != nil
+    }
+
     /// Takes the store's view of a download that another process recorded (or added).
     func adopt(_ stored: DownloadRecord) -> [DownloadLifecycle.Action] {
         let id = stored.downloadID

@@ -82,6 +82,10 @@ public actor DownloadManager {
     var removalFailures: [DownloadID: DownloadError] = [:]
     var watcher: ChangeWatcher
     var watcherTask: Task<Void, Never>?
+    /// Follows other processes' downloads while nothing runs here (``followOthersWhileIdle()``), with the change token
+    /// of its last look.
+    var followingOthers: Task<Void, Never>?
+    var followedToken: Int?
     /// Downloads whose start awaits its claim, with the calls waiting for it to settle (``startSettled(_:)``).
     var startsInFlight: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
     /// Queued downloads claimed ahead of their start (``DownloadStore/claimsAhead``), with the claim's outcome and

@@ -5,10 +5,10 @@ import Testing
 @testable import HaulFleet
 @testable import HaulKit
 
-/// A worker on the shared queue whose host had no connection left: its queued downloads go on as soon as connections
-/// are given back, not at the next tick.
+/// A worker on the shared queue between its ticks: its queued downloads go on as soon as its host's connections are
+/// given back, and with nothing left to run it sees the other workers' completions as they come.
 @Suite(
-    "A worker's queue after its host was busy",
+    "A worker on the shared queue between ticks",
     .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed (.ci/run installs it)"))
 struct PostgresSchedulingTests {
     /// A worker (4 slots, 4 connections per host) and an editor on one new database; the tick is far off (60 s), so
@@ -22,7 +22,7 @@ struct PostgresSchedulingTests {
         let ghost: DownloadID
         let database: String
 
-        static func make(holding held: Int) async throws -> Setup {
+        static func make(holding held: Int, ghostState: DownloadState = .paused) async throws -> Setup {
             let server = try await PostgresServer.start()
             let url = try await server.makeDatabase()
             let origin = try await TestOrigin.start()
@@ -44,7 +44,8 @@ struct PostgresSchedulingTests {
             _ = try server.sql(
                 """
                 UPDATE haul_download SET leaseOwner = 'ghost', leaseExpires = now() + interval '1 hour',
-                    leaseHost = '127.0.0.1', leaseConnections = \(held) WHERE id = \(ghost.rawValue)
+                    leaseHost = '127.0.0.1', leaseConnections = \(held), state = '\(ghostState.rawValue)'
+                WHERE id = \(ghost.rawValue)
                 """, database: database)
             let worker = try await DownloadManager(configuration: configuration("worker", runs: true))
             return Setup(
@@ -102,6 +103,30 @@ struct PostgresSchedulingTests {
         #expect(await setup.worker.count(in: [.completed]) == ids.count, "\(queued) still queued")
         // About 4 s for the first, then the small ones; the tick would have come after 60 s.
         #expect(took < .seconds(20), "all \(ids.count) done \(took) after the connections were given back")
+        await setup.stop()
+    }
+
+    @Test("a worker with nothing left to run sees another worker's completion at once, not at the tick")
+    func idleWorkerFollowsOthers() async throws {
+        let setup = try await Setup.make(holding: 1, ghostState: .running)
+        #expect(await setup.worker.state(of: setup.ghost) == .running, "the other worker's download runs")
+        // A moment with nothing changed: looks that find the token where it was read nothing.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await setup.worker.state(of: setup.ghost) == .running)
+        // The other worker completes it (a write of the record's columns notifies every worker).
+        _ = try setup.server.sql(
+            """
+            UPDATE haul_download SET state = 'completed', completedAt = now(), updatedAt = now(), leaseOwner = NULL,
+                leaseExpires = NULL, leaseConnections = 0
+            WHERE id = \(setup.ghost.rawValue)
+            """, database: setup.database)
+        let start = ContinuousClock.now
+        while await setup.worker.count(in: [.queued, .running]) > 0, start.duration(to: .now) < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Within a few looks (50 ms apart); the tick would have come after 60 s.
+        #expect(await setup.worker.state(of: setup.ghost) == .completed)
+        #expect(start.duration(to: .now) < .seconds(10))
         await setup.stop()
     }
 
