@@ -72,37 +72,43 @@ extension DownloadManager {
     static let heldBackFollowed = 256
 
     /// Follows the downloads other processes run, and those held back here for a busy host (another worker may take
-    /// and finish them), while none runs here: every ``idleLookInterval`` that the store's change token moved, their
-    /// records are read (only theirs, up to ``heldBackFollowed`` held back) and taken in. A worker whose own part of a
-    /// shared queue is done so sees the others' last completions (and `haul run` ends) within that, not at the next
-    /// retry or tick. Called whenever ``schedule()`` finds nothing to start; it stops once a job runs here or nothing
-    /// is left to follow.
+    /// and finish them), while none runs here: when the store's change token moved, their records are read (only
+    /// theirs, up to ``heldBackFollowed`` held back) and taken in. A worker whose own part of a shared queue is done so
+    /// sees the others' last completions (and `haul run` ends) at once, not at the next retry or tick. It looks every
+    /// ``idleLookInterval``; after a second of reads that found nothing changed (others' checkpoints and other
+    /// downloads move the token too), each such read makes the next wait twice as long, up to a tick, and a read that
+    /// finds a change makes it short again. Called whenever
+    /// ``schedule()`` finds nothing to start; it stops once a job runs here or nothing is left to follow.
     func followOthersWhileIdle() {
         guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
             !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || !lifecycle.runningElsewhere.isEmpty
         else { return }
         followedToken = nil
+        quietFollowedReads = 0
         followingOthers = Task { [weak self, clock = configuration.tickClock] in
+            var wait = Self.idleLookInterval
             while !Task.isCancelled {
-                try? await clock.sleep(for: Self.idleLookInterval)
-                guard let self, await self.lookAtOthersWhileIdle() else { return }
+                try? await clock.sleep(for: wait)
+                guard let self, let next = await self.lookAtOthersWhileIdle(after: wait) else { return }
+                wait = next
             }
         }
     }
 
-    /// One look of ``followOthersWhileIdle()``; returns whether to go on following.
-    private func lookAtOthersWhileIdle() async -> Bool {
+    /// One look of ``followOthersWhileIdle()``, `wait` after the last; returns the wait before the next, or nil to
+    /// stop following.
+    private func lookAtOthersWhileIdle(after wait: Duration) async -> Duration? {
         guard jobs.isEmpty, startsInFlight.isEmpty, !lifecycle.isShutDown else {
             followingOthers = nil
-            return false
+            return nil
         }
         // The tick's look is under way; the next one here comes after it.
-        guard !reconciling, let token = try? await store.changeToken(), token != followedToken else { return true }
+        guard !reconciling, let token = try? await store.changeToken(), token != followedToken else { return wait }
         followedToken = token
         let followed = lifecycle.runningElsewhere + lifecycle.heldBack.prefix(Self.heldBackFollowed)
         guard !followed.isEmpty else {
             followingOthers = nil
-            return false
+            return nil
         }
         var changed = false
         for stored in (try? await store.fetch(followed)) ?? [] where !lifecycle.isShutDown {
@@ -115,8 +121,14 @@ extension DownloadManager {
             await performAndWait(adopt(stored))
             changed = true
         }
-        if changed { await schedule() }
-        return followingOthers != nil
+        guard changed else {
+            quietFollowedReads += 1
+            let quiet = Duration.seconds(1) / Self.idleLookInterval
+            return Double(quietFollowedReads) < quiet ? wait : min(wait * 2, configuration.externalChangeInterval)
+        }
+        quietFollowedReads = 0
+        await schedule()
+        return followingOthers == nil ? nil : Self.idleLookInterval
     }
 
     /// Takes the store's view of a download that another process recorded (or added).

@@ -44,7 +44,8 @@ extension DownloadManager {
 
     /// Asks again for the busy hosts' connections after a while, not only at the next tick: connections another
     /// worker gives back reach this one by no event. The wait is ``busyHostRetry``, then twice as long at each retry
-    /// while a host stays busy, up to ``busyHostRetryCeiling``; a granted claim makes it short again. One retry is pending at a time, and a retry asks the store (never the host) once for all.
+    /// while a host stays busy, up to ``busyHostRetryCeiling``; a granted claim makes it short again. One retry is
+    /// pending at a time, and a retry asks the store (never the host) once for all.
     func retryBusyHostsSoon() {
         guard !busyRetryPending else { return }
         busyRetryPending = true
