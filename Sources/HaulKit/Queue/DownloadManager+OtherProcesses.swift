@@ -77,8 +77,8 @@ extension DownloadManager {
     /// sees the others' last completions (and `haul run` ends) at once, not at the next retry or tick. It looks every
     /// ``idleLookInterval``; after a second of reads that found nothing changed (others' checkpoints and other
     /// downloads move the token too), each such read makes the next wait twice as long, up to a tick, and a read that
-    /// finds a change makes it short again. Called whenever
-    /// ``schedule()`` finds nothing to start; it stops once a job runs here or nothing is left to follow.
+    /// finds a change makes it short again. Called whenever ``schedule()`` finds nothing to start; it stops once a
+    /// job runs here or nothing is left to follow.
     func followOthersWhileIdle() {
         guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
             !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || !lifecycle.runningElsewhere.isEmpty
