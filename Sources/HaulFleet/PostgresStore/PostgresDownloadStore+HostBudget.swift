@@ -6,7 +6,8 @@ import PostgresNIO
 /// The fleet's hosts: one row per host in `haul_host` (migration v8) with its request schedule (a GCRA: the time the
 /// next request may go), its hold (`Retry-After`), the policy it announced and its backoff, worked out in the
 /// database under the row's lock, so every worker takes its requests from one schedule and backs off together. One
-/// round trip per request (`haul_host_reserve`); see `docs/politeness.md` for what it costs.
+/// round trip per request to a host something limits (`haul_host_reserve`), else one now and then; see
+/// `docs/politeness.md` for what it costs.
 extension PostgresDownloadStore: SharedHostBudget {
     var sharedHostBudget: (any SharedHostBudget)? { self }
 
@@ -26,6 +27,15 @@ extension PostgresDownloadStore: SharedHostBudget {
         let cells = row.makeRandomAccess()
         let cap = (try? cells[1].decode(Int32?.self)) ?? nil
         return (.microseconds(max(0, wait)), cap.map(Int.init), (try? cells[2].decode(Bool.self)) ?? true)
+    }
+
+    nonisolated(nonsending) func countRequests(host: String, count: Int) async {
+        _ = try? await run(
+            """
+            INSERT INTO haul_host (host, requests, window_count) VALUES ($1, $2, $2)
+            ON CONFLICT (host) DO UPDATE SET requests = haul_host.requests + EXCLUDED.requests,
+                window_count = haul_host.window_count + EXCLUDED.window_count
+            """, [.text(host), .integer(Int64(count))], inOrder: false)
     }
 
     nonisolated(nonsending) func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async {

@@ -20,6 +20,10 @@ final class HostPacer: Sendable {
         var fleetLimited: Set<String> = []
         var lastFleetLook: [String: Duration] = [:]
         var firstFleetLook: [String: Duration] = [:]
+        /// Hosts whose first look in the fleet's schedule has come back (answered or not).
+        var fleetLooked: Set<String> = []
+        /// Requests sent to a host without a look in the fleet's schedule, not yet counted there.
+        var uncounted: [String: Int] = [:]
         /// Hosts that answered at least once (a reset from one of them is load shedding, not an outage).
         var answeredOnce: Set<String> = []
     }
@@ -53,30 +57,42 @@ final class HostPacer: Sendable {
         var wait: Duration
         let now = stopwatch.elapsed
         // The fleet's schedule is asked when something limits the host (a gap, its policy, a backoff or a hold, here
-        // or in the fleet), else at most once a second per host, to learn whether another worker saw it throttle: a
-        // round trip per request to a host nothing limits would cap a worker's small files at one per round trip.
-        let asksFleet =
-            shared != nil
-            && table.withLock { table in
+        // or in the fleet), else only now and then (``fleetLookInterval``), to learn whether another worker saw it
+        // throttle or learned its policy: a round trip per request to a host nothing limits would cap a worker's small
+        // files at about one per round trip (the row's lock makes them take turns). The requests sent between two
+        // looks are counted at the next one (or before a throttle or policy is recorded), so the fleet counts every
+        // request, and a policy counts the burst sent before it was known against itself.
+        // nil: no look; else one, after counting the requests sent since the last.
+        let look: Int? =
+            shared == nil
+            ? nil
+            : table.withLock { table in
                 let state = table.hosts[host]
                 let limited =
                     gap != nil || state?.ownGap != nil || (state?.holdUntil.map { $0 > now } ?? false)
                     || table.fleetLimited.contains(host)
-                // A host new to this worker goes through the schedule for its first two seconds: the burst sent
-                // before its policy is known is counted there, for the policy to count it against itself.
                 let first = table.firstFleetLook[host] ?? now
                 table.firstFleetLook[host] = first
+                // Until the first look has come back, every request looks: the host may be limited in the fleet.
                 let due =
-                    now - first < .seconds(2) || table.lastFleetLook[host].map { now - $0 >= .seconds(1) } ?? true
-                if limited || due { table.lastFleetLook[host] = now }
-                return limited || due
+                    !table.fleetLooked.contains(host)
+                    || table.lastFleetLook[host].map { now - $0 >= Self.fleetLookInterval(since: now - first) } ?? true
+                guard limited || due else {
+                    table.uncounted[host, default: 0] += 1
+                    return nil
+                }
+                table.lastFleetLook[host] = now
+                return table.uncounted.removeValue(forKey: host) ?? 0
             }
-        if let shared, asksFleet {
+        if let shared, let look {
             table.withLock {
                 $0.inFlight[host, default: 0] += 1
                 _ = $0.hosts[host, default: HostPoliteness()].reserve(gap: nil, at: now)
             }
-            if let answer = await shared.reserveRequest(host: host, gap: gap, maxConnections: maxConnections) {
+            if look > 0 { await shared.countRequests(host: host, count: look) }
+            let answer = await shared.reserveRequest(host: host, gap: gap, maxConnections: maxConnections)
+            table.withLock { _ = $0.fleetLooked.insert(host) }
+            if let answer {
                 wait = answer.wait
                 table.withLock {
                     $0.sharedCaps[host] = answer.connectionCap
@@ -146,6 +162,7 @@ final class HostPacer: Sendable {
             return (connections, true, throttle)
         }
         guard let shared else { return }
+        if throttle || policyChanged || headers.exhausted { await countUncounted(host, in: shared) }
         if throttle {
             await shared.recordThrottle(host: host, reason: reason, hold: retryAfter, connections: connections)
         }
@@ -171,8 +188,23 @@ final class HostPacer: Sendable {
             return connections
         }
         if underLoad, let shared {
+            await countUncounted(host, in: shared)
             await shared.recordThrottle(host: host, reason: "connection reset", hold: nil, connections: connections)
         }
+    }
+
+    /// How often a worker looks up a host nothing limits in the fleet's schedule: every 100 ms in its first two
+    /// seconds with the host (a policy or throttle another worker saw reaches this one before its burst grows), then
+    /// once a second.
+    static func fleetLookInterval(since first: Duration) -> Duration {
+        first < .seconds(2) ? .milliseconds(100) : .seconds(1)
+    }
+
+    /// Counts in the fleet's schedule the requests to `host` sent since its last look there (before a throttle or a
+    /// policy is recorded, which measure the rate from that count).
+    private func countUncounted(_ host: String, in shared: any SharedHostBudget) async {
+        let earlier = table.withLock { $0.uncounted.removeValue(forKey: host) ?? 0 }
+        if earlier > 0 { await shared.countRequests(host: host, count: earlier) }
     }
 
     /// The request was dropped before its answer (cancelled).

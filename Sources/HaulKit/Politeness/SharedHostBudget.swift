@@ -10,6 +10,9 @@ package protocol SharedHostBudget: Sendable {
     ) async -> (
         wait: Duration, connectionCap: Int?, limited: Bool
     )?
+    /// Counts `count` requests to `host` sent without a reservation (nothing limited the host: they were only
+    /// counted, in the host's requests and in its current window's, from which a throttle measures the rate).
+    nonisolated(nonsending) func countRequests(host: String, count: Int) async
     /// Records a throttle of `host`: its reason, the hold it asked for, the connections open to it.
     nonisolated(nonsending) func recordThrottle(host: String, reason: String, hold: Duration?, connections: Int) async
     /// Records what the host announced: its policy's rate, and a hold while its budget is spent.
