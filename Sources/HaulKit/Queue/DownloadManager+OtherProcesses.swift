@@ -131,17 +131,25 @@ extension DownloadManager {
         return followingOthers == nil ? nil : Self.idleLookInterval
     }
 
-    /// Takes the store's view of a download that another process recorded (or added).
+    /// Takes the store's view of a download that another process recorded (or added). One that process completed
+    /// reports its size first (no job here sent its progress), so an observer's count of bytes is not left at 0.
     func adopt(_ stored: DownloadRecord) -> [DownloadLifecycle.Action] {
         let id = stored.downloadID
         let isNew = records[id] == nil
+        let wasCompleted = lifecycle.phase(of: id) == .completed
         if lifecycle.phase(of: id).map({ if case .runningHere = $0 { true } else { false } }) != true {
             replace(with: stored)
         }
         let actions = lifecycle.recorded(
             id, stored.state, priority: stored.options.priority,
             ownedElsewhere: stored.owner != nil && stored.owner != ownerText)
-        if isNew { hub.yield(id, .added(snapshot(of: stored))) }
+        if isNew {
+            hub.yield(id, .added(snapshot(of: stored)))
+        } else if !wasCompleted, lifecycle.phase(of: id) == .completed,
+            let size = stored.fingerprint?.size ?? stored.transfer.totalBytes
+        {
+            hub.yield(id, .progress(DownloadProgress(receivedBytes: size, expectedBytes: size)))
+        }
         return actions
     }
 

@@ -39,6 +39,29 @@ struct SharedDatabaseTests {
         await runner.shutdown()
     }
 
+    @Test("a download another process completed reports its size before its completion")
+    func completionFromElsewhereHasItsSize() async throws {
+        let runner = try await Harness.make(Self.fastWatching)
+        let events = await runner.manager.events()
+        let id = try await runner.manager.add(runner.origin.serve("/sized.bin", size: 123_456), paused: true)
+        // Another process (a worker of the fleet, another `haul run`) completes it.
+        let other = try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path)
+        var record = try #require(try await other.fetch(id))
+        record.state = .completed
+        record.completedAt = Date()
+        record.updatedAt = Date()
+        record.destinationPath = runner.directory.file("sized.bin").path
+        record.transfer.totalBytes = 123_456
+        try await other.saveLifecycleAndTransfers(lifecycle: [record], transfers: [record])
+        var received: Int64?
+        for await event in events where event.id == id {
+            if case .progress(let progress) = event.change { received = progress.receivedBytes }
+            if case .status(.completed) = event.change { break }
+        }
+        #expect(received == 123_456, "\(String(describing: received)) bytes reported before the completion")
+        await runner.shutdown()
+    }
+
     @Test("pause, resume and remove from an editor reach the running download")
     func controlFromElsewhere() async throws {
         let origin = try await TestOrigin.start()
