@@ -79,6 +79,11 @@ run_case() {
     [ "$store" = postgres ] && after=$(commits) || after=0
     local ok=yes
     verify "$workers" || ok=NO
+    # How the files were shared out (SQLite records every destination in w1 when they are added).
+    local split=-
+    if [ "$store" = postgres ]; then
+        split=$(for w in $(seq 1 "$workers"); do find "$OUT/w$w" -maxdepth 1 -type f | wc -l; done | paste -sd/)
+    fi
     local cpu rss
     cpu=$(cat "$OUT"/time* | awk '{ s += $2 + $3 } END { printf "%.2f", s }')
     rss=$(cat "$OUT"/time* | awk '{ if ($4 > m) m = $4 } END { print m }')
@@ -89,8 +94,8 @@ run_case() {
     tx_per_file=$(awk -v a="$before" -v b="$after" -v n="$COUNT" 'BEGIN { printf "%.1f", (b - a) / n }')
     cpu_ms=$(awk -v c="$cpu" -v n="$COUNT" 'BEGIN { printf "%.2f", c * 1000 / n }')
     echo "$(date -u +%FT%TZ),fleet,$name,$(basename "$HAUL"),1,$run_s,$cpu,$rss,$rate,files/s,$ok" >> "$CSV"
-    printf '  %-22s add %6.2f s  run %7.2f s  %6s files/s  %5s db tx/file  cpu %5s ms/file  rss %7s KiB  %s\n' \
-        "$name" "$add_s" "$run_s" "$rate" "$tx_per_file" "$cpu_ms" "$rss" "$ok"
+    printf '  %-22s add %6.2f s  run %7.2f s  %6s files/s  %5s db tx/file  cpu %5s ms/file  rss %7s KiB  %s  %s\n' \
+        "$name" "$add_s" "$run_s" "$rate" "$tx_per_file" "$cpu_ms" "$rss" "$ok" "$split"
 }
 
 echo "fleet: $COUNT files of $KIB KiB, -j $JOBS per worker, $(nproc) cores, $HAUL, downloads in $OUT"

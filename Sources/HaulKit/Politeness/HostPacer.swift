@@ -62,7 +62,7 @@ final class HostPacer: Sendable {
         // files at about one per round trip (the row's lock makes them take turns). The requests sent between two
         // looks are counted at the next one (or before a throttle or policy is recorded), so the fleet counts every
         // request, and a policy counts the burst sent before it was known against itself.
-        // nil: no look; else one, after counting the requests sent since the last.
+        // `look`: nil for none, else the requests sent since the last one, counted before it.
         let look: Int? =
             shared == nil
             ? nil
@@ -205,6 +205,19 @@ final class HostPacer: Sendable {
     private func countUncounted(_ host: String, in shared: any SharedHostBudget) async {
         let earlier = table.withLock { $0.uncounted.removeValue(forKey: host) ?? 0 }
         if earlier > 0 { await shared.countRequests(host: host, count: earlier) }
+    }
+
+    /// Counts in the fleet's schedule the requests sent since each host's last look (at shutdown, so that the fleet
+    /// counts what this worker sent after its last look).
+    func countAllUncounted() async {
+        guard let shared else { return }
+        let left = table.withLock { table in
+            defer { table.uncounted = [:] }
+            return table.uncounted
+        }
+        for (host, count) in left.sorted(by: { $0.key < $1.key }) where count > 0 {
+            await shared.countRequests(host: host, count: count)
+        }
     }
 
     /// The request was dropped before its answer (cancelled).

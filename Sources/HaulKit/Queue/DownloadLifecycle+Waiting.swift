@@ -1,10 +1,10 @@
 extension DownloadLifecycle {
     /// Downloads another owner runs that this manager takes over when their claim is released.
-    var watchedElsewhere: [DownloadID] {
-        entries.compactMap { id, entry in
-            guard case .runningElsewhere = entry.phase, wouldRun(id) else { return nil }
-            return id
-        }.sorted()
+    var watchedElsewhere: [DownloadID] { runningElsewhere.filter(wouldRun).sorted() }
+
+    /// Whether another process runs (or ran last this manager knew) any download.
+    var anyRunningElsewhere: Bool {
+        entries.contains { if case .runningElsewhere = $0.value.phase { true } else { false } }
     }
 
     /// Downloads another process runs (or ran last this manager knew), whether or not this one would take them over.

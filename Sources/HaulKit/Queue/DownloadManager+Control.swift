@@ -176,6 +176,7 @@ extension DownloadManager {
         followingOthers?.cancel()
         await performAndWait(lifecycle.shutdown())
         await releaseClaimsAhead()
+        await session.pacer.countAllUncounted()
         hub.finishAll()
     }
 }

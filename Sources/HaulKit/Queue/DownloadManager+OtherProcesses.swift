@@ -81,30 +81,36 @@ extension DownloadManager {
     /// job runs here or nothing is left to follow.
     func followOthersWhileIdle() {
         guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
-            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || !lifecycle.runningElsewhere.isEmpty
+            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || lifecycle.anyRunningElsewhere
         else { return }
-        followedToken = nil
-        quietFollowedReads = 0
         followingOthers = Task { [weak self, clock = configuration.tickClock] in
-            var wait = Self.idleLookInterval
+            var look = IdleLook(wait: Self.idleLookInterval)
             while !Task.isCancelled {
-                try? await clock.sleep(for: wait)
-                guard let self, let next = await self.lookAtOthersWhileIdle(after: wait) else { return }
-                wait = next
+                try? await clock.sleep(for: look.wait)
+                guard let self, let next = await self.lookAtOthersWhileIdle(look) else { return }
+                look = next
             }
         }
     }
 
-    /// One look of ``followOthersWhileIdle()``, `wait` after the last; returns the wait before the next, or nil to
-    /// stop following.
-    private func lookAtOthersWhileIdle(after wait: Duration) async -> Duration? {
+    /// Where ``followOthersWhileIdle()`` is: the wait before its next look, the change token of its last read, and how
+    /// many reads in a row found nothing changed.
+    struct IdleLook: Sendable {
+        var wait: Duration
+        var token: Int?
+        var quietReads = 0
+    }
+
+    /// One look of ``followOthersWhileIdle()``, `look.wait` after the last; returns the next, or nil to stop following.
+    private func lookAtOthersWhileIdle(_ look: IdleLook) async -> IdleLook? {
         guard jobs.isEmpty, startsInFlight.isEmpty, !lifecycle.isShutDown else {
             followingOthers = nil
             return nil
         }
         // The tick's look is under way; the next one here comes after it.
-        guard !reconciling, let token = try? await store.changeToken(), token != followedToken else { return wait }
-        followedToken = token
+        guard !reconciling, let token = try? await store.changeToken(), token != look.token else { return look }
+        var next = look
+        next.token = token
         let followed = lifecycle.runningElsewhere + lifecycle.heldBack.prefix(Self.heldBackFollowed)
         guard !followed.isEmpty else {
             followingOthers = nil
@@ -122,13 +128,15 @@ extension DownloadManager {
             changed = true
         }
         guard changed else {
-            quietFollowedReads += 1
+            next.quietReads += 1
             let quiet = Duration.seconds(1) / Self.idleLookInterval
-            return Double(quietFollowedReads) < quiet ? wait : min(wait * 2, configuration.externalChangeInterval)
+            if Double(next.quietReads) >= quiet { next.wait = min(look.wait * 2, configuration.externalChangeInterval) }
+            return next
         }
-        quietFollowedReads = 0
+        next.quietReads = 0
+        next.wait = Self.idleLookInterval
         await schedule()
-        return followingOthers == nil ? nil : Self.idleLookInterval
+        return followingOthers == nil ? nil : next
     }
 
     /// Takes the store's view of a download that another process recorded (or added). One that process completed

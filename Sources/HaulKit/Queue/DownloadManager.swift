@@ -82,11 +82,8 @@ public actor DownloadManager {
     var removalFailures: [DownloadID: DownloadError] = [:]
     var watcher: ChangeWatcher
     var watcherTask: Task<Void, Never>?
-    /// Follows other processes' downloads while nothing runs here (``followOthersWhileIdle()``), with the change token
-    /// of its last look and how many reads in a row found nothing changed.
+    /// Follows other processes' downloads while nothing runs here (``followOthersWhileIdle()``).
     var followingOthers: Task<Void, Never>?
-    var followedToken: Int?
-    var quietFollowedReads = 0
     /// Downloads whose start awaits its claim, with the calls waiting for it to settle (``startSettled(_:)``).
     var startsInFlight: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
     /// Queued downloads claimed ahead of their start (``DownloadStore/claimsAhead``), with the claim's outcome and

@@ -194,7 +194,7 @@ extension Aria2Service {
         case .paused: return snapshot.receivedBytes > 0 ? "resumes from \(binary(snapshot.receivedBytes))" : ""
         case .interrupted: return "\(snapshot.owner ?? "its command") ended first"
         case .failed: return snapshot.lastError?.summary ?? "failed"
-        case .completed: return snapshot.fileChange.map { "the file \($0) since it was downloaded" } ?? ""
+        case .completed: return snapshot.fileChange.map { "the file \($0)" } ?? ""
         }
     }
 

@@ -98,7 +98,7 @@ extension Aria2Service {
                 "no digest was given; Haul recorded the SHA-256 of the bytes it wrote (haul verify compares)")
         }
         if let change = snapshot.fileChange {
-            fields["warning"] = .string("the file \(change) since it was downloaded")
+            fields["warning"] = .string("the file \(change)")
         }
         return fields.isEmpty ? nil : .object(fields)
     }

@@ -101,7 +101,7 @@ extension List {
             let owner = snapshot.owner ?? "the command that ran it"
             return "\(owner) ended first: run it again, or 'haul resume \(snapshot.id)'"
         case .completed:
-            return snapshot.fileChange.map { "the file \($0) since it was downloaded: 'haul resume \(snapshot.id)'" }
+            return snapshot.fileChange.map { "the file \($0): 'haul resume \(snapshot.id)'" }
         case .running:
             // "waiting for space: … needed …, … free" (docs/service.md).
             return snapshot.isWaitingForSpace ? snapshot.lastError?.summary : nil

@@ -78,6 +78,18 @@ struct FleetLookTests {
         #expect(budget.calls == ["reserve", "count 3", "policy"])
     }
 
+    @Test("the requests sent since each host's last look are counted when the worker ends, each host once")
+    func countedAtTheEnd() async throws {
+        let budget = RecordingBudget()
+        let pacer = HostPacer(pacing: nil, maxConnections: 8, shared: budget, clock: MockClock())
+        for _ in 0..<4 { try await pacer.pace("a.example", pacing: nil, slot: nil) }
+        for _ in 0..<2 { try await pacer.pace("b.example", pacing: nil, slot: nil) }
+        await pacer.countAllUncounted()
+        #expect(budget.calls == ["reserve", "reserve", "count 3", "count 1"])
+        await pacer.countAllUncounted()
+        #expect(budget.calls.count == 4, "nothing counted twice")
+    }
+
     @Test("a host the fleet says something limits is looked up for every request")
     func limitedHostLooksEachTime() async throws {
         let clock = MockClock()

@@ -38,6 +38,28 @@ struct PostgresHostBudgetTests {
         await server.stop()
     }
 
+    @Test("a worker's requests are all counted in the fleet's host table once it shuts down")
+    func everyRequestCounted() async throws {
+        let server = try await PostgresServer.start()
+        let url = try await server.makeDatabase()
+        let origin = try await TestOrigin.start()
+        let directory = TemporaryDirectory()
+        var configuration = Harness.configuration(directory)
+        configuration.store = .sharedQueue(SharedQueue(url: url, workerName: "a"))
+        configuration.runsDownloads = true
+        let manager = try await DownloadManager(configuration: configuration)
+        var ids: [DownloadID] = []
+        for index in 0..<12 { ids.append(try await manager.add(origin.serve("/f\(index).bin", size: 100))) }
+        for id in ids { _ = try await manager.wait(for: id) }
+        await manager.shutdown()
+        // Most went between two looks in the fleet's schedule (they are 100 ms apart); they are counted at the end.
+        let store = try await PostgresStoreTests.store(url, owner: "reader")
+        let statuses = try await store.hostStatuses()
+        #expect(statuses.map(\.requests) == [origin.requests.count], "\(statuses)")
+        await origin.stop()
+        await server.stop()
+    }
+
     @Test("a throttle one worker saw holds and backs off the host for the other; a learned policy paces it")
     func sharedBackoff() async throws {
         let server = try await PostgresServer.start()
