@@ -211,13 +211,7 @@ final class HostPacer: Sendable {
     /// counts what this worker sent after its last look).
     func countAllUncounted() async {
         guard let shared else { return }
-        let left = table.withLock { table in
-            defer { table.uncounted = [:] }
-            return table.uncounted
-        }
-        for (host, count) in left.sorted(by: { $0.key < $1.key }) where count > 0 {
-            await shared.countRequests(host: host, count: count)
-        }
+        for host in table.withLock({ $0.uncounted.keys.sorted() }) { await countUncounted(host, in: shared) }
     }
 
     /// The request was dropped before its answer (cancelled).
