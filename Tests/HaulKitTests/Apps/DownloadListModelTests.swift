@@ -56,7 +56,8 @@ struct DownloadListModelTests {
     func controls() async throws {
         let harness = try await Harness.make()
         let size = 2_000_000
-        harness.origin.setFaults { $0.bytesPerSecond = 512 * 1024 }
+        // About 30 s at 64 KiB/s unless paused: still running when a loaded machine gets to the checks.
+        harness.origin.setFaults { $0.bytesPerSecond = 64 * 1024 }
         let model = DownloadListModel(manager: harness.manager)
         let running = Task { await model.run() }
         let id = try #require(await model.add(harness.origin.serve("/c.bin", size: size)))
@@ -70,7 +71,7 @@ struct DownloadListModelTests {
         try await Self.eventually("completed") { model.row(id)?.state == .completed }
         expectContent(harness.directory.file("c.bin"), size: size)
 
-        harness.origin.setFaults { $0.bytesPerSecond = 256 * 1024 }
+        harness.origin.setFaults { $0.bytesPerSecond = 64 * 1024 }
         let other = try #require(await model.add(harness.origin.serve("/d.bin", size: size)))
         try await Self.eventually("bytes") { (model.row(other)?.receivedBytes ?? 0) > 10_000 }
         let part = try #require(await harness.manager.partFile(for: other))
