@@ -59,6 +59,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                "HaulConcurrencyHook",
             ],
             swiftSettings: strict
         ),
@@ -126,6 +127,9 @@ let package = Package(
         // The commit and date of a release build (`tools/stamp-build` writes a `stamp.h` that only tools/build-release's
         // compiler sees); empty in a plain `swift build`, so a fresh clone builds as it is.
         .target(name: "HaulBuildStamp"),
+        // Swift Concurrency's global-enqueue hook as linked, for `TaskPlacement` in a binary whose runtime is linked
+        // statically (where `dlsym` cannot find it).
+        .target(name: "HaulConcurrencyHook"),
         // The Swift samples of README.md and of HaulKit's DocC catalogue, compiled with every build; the documents
         // quote them (a test checks that each Swift block is one of them). Not a product.
         .target(name: "HaulSnippets", dependencies: ["HaulKit"], path: "Examples/Snippets", swiftSettings: strict),

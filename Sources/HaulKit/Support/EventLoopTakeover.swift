@@ -1,3 +1,4 @@
+import HaulConcurrencyHook
 import NIOCore
 import NIOPosix
 
@@ -34,8 +35,7 @@ enum EventLoopTakeover {
     /// Returns false, changing nothing, when the runtime has no such hook, another hook is installed, or the
     /// executor's layout is not the one known.
     static func install() -> Bool {
-        guard layoutKnown, let handle = dlopen(nil, RTLD_NOW) else { return false }
-        guard let symbol = dlsym(handle, "swift_task_enqueueGlobal_hook") else { return false }
+        guard layoutKnown, let symbol = hookAddress() else { return false }
         let slot = symbol.assumingMemoryBound(to: EnqueueGlobalHook?.self)
         guard slot.pointee == nil else { return false }
         slot.pointee = { job, _ in
@@ -45,5 +45,15 @@ enum EventLoopTakeover {
             }
         }
         return true
+    }
+
+    /// The runtime's hook: exported by a runtime linked as a shared library (`dlsym` finds it); in a binary built
+    /// with `--static-swift-stdlib` (what tools/build-release ships), only the reference made at link time
+    /// (HaulConcurrencyHook) reaches it, the symbol being kept out of the dynamic table.
+    private static func hookAddress() -> UnsafeMutableRawPointer? {
+        if let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "swift_task_enqueueGlobal_hook") {
+            return symbol
+        }
+        return haul_enqueue_global_hook_slot().map { UnsafeMutableRawPointer($0) }
     }
 }
