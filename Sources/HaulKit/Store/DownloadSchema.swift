@@ -76,6 +76,26 @@ enum DownloadSchema {
         return migrator
     }
 
+    /// Runs the migrations not yet applied to `database`, safely beside other processes opening it at once.
+    ///
+    /// GRDB reads which migrations are applied, then runs each of the others in a transaction of its own: two
+    /// processes opening a new (or older) database together both run the same one, and the second fails in it
+    /// ("duplicate column name"), its transaction rolled back. Such a failure is one the other process's progress
+    /// explains: the applied set moved meanwhile. Then the rest is run again from there, at most once per migration
+    /// (each retry follows a migration applied elsewhere). A failure with nothing applied meanwhile is thrown.
+    static func migrate(_ database: DatabasePool) throws {
+        let migrator = migrator
+        for _ in 0...migrator.migrations.count {
+            let before = try database.read { try migrator.appliedIdentifiers($0) }
+            do {
+                return try migrator.migrate(database)
+            } catch {
+                guard try database.read({ try migrator.appliedIdentifiers($0) }) != before else { throw error }
+            }
+        }
+        try migrator.migrate(database)
+    }
+
     /// Nil when the `download` table has the columns of ``DownloadColumn``, in order, with their types; otherwise
     /// what differs.
     static func mismatch(_ db: Database) throws -> String? {

@@ -39,14 +39,14 @@ final class SQLiteDownloadStore: DownloadStore {
                 // only ever makes a record claim fewer bytes.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
             }
-            database = try DatabasePool(path: path, configuration: configuration)
+            database = try Self.openPool(path, configuration)
             if try database.read({ try DownloadSchema.migrator.hasBeenSuperseded($0) }) {
                 throw DownloadError.stateDatabase(
                     path: path,
                     reason: "it was written by a newer version of Haul, which this one (\(HaulVersion.current)) cannot "
                         + "read safely; use the newer haul, or another state directory")
             }
-            try DownloadSchema.migrator.migrate(database)
+            try DownloadSchema.migrate(database)
             if let mismatch = try database.read(DownloadSchema.mismatch) {
                 throw DownloadError.stateDatabase(
                     path: path, reason: mismatch + "; use the haul that wrote it, or another state directory")
@@ -67,6 +67,24 @@ final class SQLiteDownloadStore: DownloadStore {
                 suggestion: "make the state directory and its files writable by you, or give another --state-dir")
         } catch {
             throw .stateDatabase(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Opens the pool. A new database is switched to WAL first, which SQLite refuses at once (`SQLITE_BUSY`, no busy
+    /// handler) while another process opening it at the same moment holds its lock: asked again, after 5 ms and then
+    /// twice as long each time up to 100 ms, for as long as the busy timeout (10 s).
+    private static func openPool(_ path: String, _ configuration: Configuration) throws -> DatabasePool {
+        let start = ContinuousClock.now
+        var wait = Duration.milliseconds(5)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError
+                where error.resultCode == .SQLITE_BUSY && start.duration(to: .now) < .seconds(10)
+            {
+                Thread.sleep(forTimeInterval: wait.inSeconds)
+                wait = min(wait * 2, .milliseconds(100))
+            }
         }
     }
 

@@ -57,4 +57,33 @@ struct DownloadSchemaTests {
                 && error.summary.contains("\(last.rawValue) \(last.sqlType)]")
         }
     }
+
+    /// GRDB reads which migrations are applied, then runs each of the others in a transaction of its own: two
+    /// processes that open a new state database at once (`haul get` and a `haul list` beside it) both ran the first
+    /// ones, and the second failed ("duplicate column name", exit 4). Four openers on threads of their own, twenty times
+    /// (before the fix, 1 to 3 of ten rounds failed: in a migration, or in the switch to WAL).
+    @Test("several openers of a new state database at once all open it, and its schema is built once")
+    func concurrentFirstOpens() async throws {
+        for _ in 0..<20 {
+            let directory = TemporaryDirectory()
+            let path = directory.file("haul.sqlite").path
+            let opened = await withTaskGroup(of: String?.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        do {
+                            _ = try await blocking { try SQLiteDownloadStore(path: path) }
+                            return nil
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+            }
+            #expect(opened.isEmpty, "\(opened)")
+            let database = try DatabaseQueue(path: path)
+            #expect(try await database.read(DownloadSchema.mismatch) == nil)
+            #expect(try await database.read { try DownloadSchema.migrator.hasCompletedMigrations($0) })
+        }
+    }
 }
