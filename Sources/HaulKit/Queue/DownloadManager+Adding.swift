@@ -50,14 +50,18 @@ extension DownloadManager {
         var newChecksums: Set<DownloadID> = []
         var shared: OutOfLine<DownloadOptions>?
         var lastResolved: (given: DownloadDestination?, resolved: DownloadDestination?)?
-        for (given, destination, givenOptions) in downloads {
+        let requests = try downloads.map { (given, destination, givenOptions) throws(DownloadError) in
             let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
-            let text = url.absoluteString
             for mirror in options.mirrors { try Self.validate(mirror) }
             guard (1...32).contains(options.connections) else {
                 throw .invalidRequest("connections must be 1 to 32, got \(options.connections)")
             }
+            return (url: url, text: url.absoluteString, destination: destination, options: options)
+        }
+        // The completed downloads that these may be asked for again, from a history on disk: one read for all.
+        await loadHistory(matching: requests.map { ResourceKey.of($0.text) })
+        for (url, text, destination, options) in requests {
             // A batch usually has one destination: resolved once.
             let resolved: DownloadDestination?
             if let lastResolved, lastResolved.given == destination {
@@ -79,7 +83,7 @@ extension DownloadManager {
                         "download \(holder) already writes \(file.path): give this one another file, or remove it")
                 }
             }
-            if let id = await existingDownload(url: text, destination: resolved) {
+            if let id = existingDownload(url: text, destination: resolved) {
                 // Resumed if paused, failed or interrupted, and run by this manager from now on.
                 if records[id]?.isDamaged == false {
                     if await takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
@@ -195,9 +199,8 @@ extension DownloadManager {
 
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
     /// the same requested destination, else one that writes the file given, or writes in the directory given.
-    private func existingDownload(url: String, destination: DownloadDestination?) async -> DownloadID? {
+    private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
         let key = ResourceKey.of(url)
-        await loadHistory(matching: key)
         let candidates = (urlIndex()[key] ?? []).compactMap { records[$0] }
         if let same = candidates.first(where: { Self.sameDestination($0.requestedDestination, destination) }) {
             return same.downloadID

@@ -43,11 +43,14 @@ extension DownloadManager {
         return ids.filter { records[$0] == nil }
     }
 
-    /// The completed downloads of the store that a URL with `key` may be asked for again: read into memory.
-    func loadHistory(matching key: String) async {
-        guard historyOnDisk else { return }
-        let base = key.firstIndex(of: "?").map { String(key[..<$0]) } ?? key
-        guard let stored = try? await store.fetchRecords(urlBase: base) else { return }
-        rememberHistory(stored.filter { $0.state == .completed && ResourceKey.of($0.url) == key })
+    /// The completed downloads of the store that URLs with `keys` may be asked for again: read into memory, in one
+    /// read of the store for all of them.
+    func loadHistory(matching keys: [String]) async {
+        guard historyOnDisk, !keys.isEmpty else { return }
+        let wanted = Set(keys)
+        guard let stored = try? await store.fetchRecords(urlBases: wanted.map(URLBase.of)) else {
+            return
+        }
+        rememberHistory(stored.filter { $0.state == .completed && wanted.contains(ResourceKey.of($0.url)) })
     }
 }

@@ -182,7 +182,15 @@ package struct DownloadRecordDecoder {
         _ db: Database, sql: String, arguments: StatementArguments = [], _ body: (DownloadRecord) -> Void
     ) throws {
         var decoder = DownloadRecordDecoder()
-        let statement = try db.makeStatement(sql: sql)
+        try forEach(try db.makeStatement(sql: sql), arguments: arguments, &decoder, body)
+    }
+
+    /// Runs `statement` (prepared from a ``DownloadColumn/select``) with `arguments`, and hands each record it finds
+    /// to `body`, decoded with `decoder` (kept across runs of a statement run many times).
+    static func forEach(
+        _ statement: Statement, arguments: StatementArguments, _ decoder: inout DownloadRecordDecoder,
+        _ body: (DownloadRecord) -> Void
+    ) throws {
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         let current = SQLiteStatementRow(statement)
         while try rows.next() != nil { body(decoder.decodeOrMarkDamaged(current)) }

@@ -30,9 +30,9 @@ package protocol DownloadStore: AnyObject, Sendable {
     nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID]
     /// The records of `ids` that exist, in id order.
     nonisolated(nonsending) func fetch(_ ids: [DownloadID]) async throws(DownloadError) -> [DownloadRecord]
-    /// The records whose URL is `base` or `base` followed by a query (`base?…`): the candidates when a download is
-    /// asked for again (``ResourceKey``).
-    nonisolated(nonsending) func fetchRecords(urlBase base: String) async throws(DownloadError) -> [DownloadRecord]
+    /// The records whose URL is one of `bases` or one of them followed by a query (`base?…`), in id order: the
+    /// candidates when downloads are asked for again (``ResourceKey``). One read for them all, however many.
+    nonisolated(nonsending) func fetchRecords(urlBases bases: [String]) async throws(DownloadError) -> [DownloadRecord]
     /// One record, or nil if there is none with that id.
     nonisolated(nonsending) func fetch(_ id: DownloadID) async throws(DownloadError) -> DownloadRecord?
     /// Records changed at or after `date` (by any writer).
@@ -199,9 +199,10 @@ extension DownloadStore {
     }
 
     package nonisolated(nonsending) func fetchRecords(
-        urlBase base: String
+        urlBases bases: [String]
     ) async throws(DownloadError) -> [DownloadRecord] {
-        try await fetchAll().filter { $0.url == base || $0.url.hasPrefix(base + "?") }
+        let wanted = Set(bases)
+        return try await fetchAll().filter { wanted.contains(URLBase.of($0.url)) }
     }
 
     /// True if a live owner elsewhere holds the claim of `id`.

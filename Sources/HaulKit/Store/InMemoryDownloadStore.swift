@@ -61,8 +61,12 @@ final class InMemoryDownloadStore: DownloadStore {
         return decode(Set(ids.map(\.rawValue)).sorted().compactMap(table.row))
     }
 
-    func fetchRecords(urlBase base: String) throws(DownloadError) -> [DownloadRecord] {
-        records { Self.url($0, isBase: base) }
+    func fetchRecords(urlBases bases: [String]) throws(DownloadError) -> [DownloadRecord] {
+        let wanted = Set(bases)
+        return records { row in
+            guard case .text(let url) = row[.url] else { return false }
+            return wanted.contains(URLBase.of(url))
+        }
     }
 
     func fetch(_ id: DownloadID) throws(DownloadError) -> DownloadRecord? {
@@ -226,10 +230,6 @@ extension InMemoryDownloadStore {
     }
 
     /// Whether the row's URL is `base` or `base` followed by a query, compared byte by byte as SQLite compares text.
-    private static func url(_ row: InMemoryDatabase.Row, isBase base: String) -> Bool {
-        guard case .text(let url) = row[.url] else { return false }
-        return url.utf8.elementsEqual(base.utf8) || url.utf8.starts(with: (base + "?").utf8)
-    }
 }
 
 /// A row of the in-memory table, read as ``DownloadRecordDecoder`` reads any backend's; a value of another type

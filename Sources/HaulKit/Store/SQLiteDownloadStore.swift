@@ -183,13 +183,24 @@ final class SQLiteDownloadStore: DownloadStore {
         }
     }
 
-    nonisolated(nonsending) func fetchRecords(urlBase base: String) async throws(DownloadError) -> [DownloadRecord] {
-        // A range of the URL index (migration v6): the URL itself, and those that go on with a query.
-        try await read { db in
-            try DownloadRecordDecoder.fetchAll(
-                db, sql: DownloadColumn.select + " WHERE url = ? OR (url >= ? AND url < ?) ORDER BY id",
-                arguments: [base, base + "?", base + "@"])
+    nonisolated(nonsending) func fetchRecords(urlBases bases: [String]) async throws(DownloadError) -> [DownloadRecord]
+    {
+        guard !bases.isEmpty else { return [] }
+        // A range of the URL index (migration v6) per base, one statement run for each: the URL itself, and those
+        // that go on with a query. A URL has one base, so no record is found twice.
+        let records = try await read { db in
+            let statement = try db.cachedStatement(
+                sql: DownloadColumn.select + " WHERE url = ? OR (url >= ? AND url < ?)")
+            var records: [DownloadRecord] = []
+            var decoder = DownloadRecordDecoder()
+            for base in Set(bases) {
+                try DownloadRecordDecoder.forEach(statement, arguments: [base, base + "?", base + "@"], &decoder) {
+                    records.append($0)
+                }
+            }
+            return records
         }
+        return records.sorted { $0.downloadID < $1.downloadID }
     }
 
     /// The condition the partial index of unfinished downloads is made with (migration v6).

@@ -40,7 +40,7 @@ struct HistoryOnDiskTests {
         await reopened.shutdown()
     }
 
-    @Test("a completed URL added again is found on disk: already complete, no second download, nothing fetched")
+    @Test("completed URLs added again are found on disk, alone or in a batch: already complete, nothing fetched")
     func addedAgain() async throws {
         let (harness, ids, _) = try await Self.history(3)
         let reopened = try await harness.reopen { $0.keepsHistoryInMemory = false }
@@ -50,6 +50,17 @@ struct HistoryOnDiskTests {
         #expect(again == ids[1])
         #expect(await reopened.manager.state(of: again) == .completed)
         #expect(reopened.origin.requests(to: "/c1.bin").count == requests)
+        // A batch of them (one read of the store for all): the completed ones found, a signed URL as its unsigned
+        // one, a new one added.
+        let batch = try await reopened.manager.add(
+            contentsOf: [
+                (reopened.origin.url("/c0.bin"), nil, .init()),
+                (URL(string: reopened.origin.url("/c2.bin").absoluteString + "?X-Amz-Signature=abc")!, nil, .init()),
+                (reopened.origin.serve("/fresh.bin", size: 10), nil, .init()),
+            ])
+        #expect(Array(batch.prefix(2)) == [ids[0], ids[2]])
+        #expect(!ids.contains(batch[2]))
+        #expect(await reopened.manager.state(of: ids[0]) == .completed)
         try await reopened.manager.remove(ids[2])
         #expect(await reopened.manager.state(of: ids[2]) == nil)
         #expect(await reopened.manager.ids(in: [.completed]) == [ids[0], ids[1]])

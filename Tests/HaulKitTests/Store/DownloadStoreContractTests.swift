@@ -17,13 +17,22 @@ struct DownloadStoreContractTests {
         // Kept until the test ends: deleted (at its last use, as ARC allows), it would take the database with it.
         let directory = TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
-        let store = try kind.make(directory)
+        try await Self.expectQueries(kind.make(directory))
+    }
+
+    /// The queries' answers on `store`, a store with no records yet (also run on PostgreSQL: ``PostgresStoreTests``).
+    static func expectQueries(_ store: any DownloadStore) async throws {
         var added = try await store.insert(
             ["http://a/f", "http://a/f?sig=1", "http://a/fx", "http://a/f", "http://a/g"].map { Cases.queued($0) })
         added[1].state = .completed
         added[3].state = .completed
         try await store.saveLifecycle([added[1], added[3]])
-        #expect(try await store.fetchRecords(urlBase: "http://a/f").map(\.id) == [1, 2, 4], "not /fx: no query")
+        #expect(try await store.fetchRecords(urlBases: ["http://a/f"]).map(\.id) == [1, 2, 4], "not /fx: no query")
+        // Several bases in one read, in id order; one given twice, and one that matches nothing.
+        #expect(
+            try await store.fetchRecords(urlBases: ["http://a/g", "http://a/f", "http://a/none", "http://a/g"]).map(
+                \.id) == [1, 2, 4, 5])
+        #expect(try await store.fetchRecords(urlBases: []).isEmpty)
         #expect(try await store.fetch([5, 2, 99, 1]).map(\.id) == [1, 2, 5], "the ones that exist, in id order")
         #expect(try await store.completedIDs() == [2, 4])
         #expect(try await store.unfinishedCount() == 3)

@@ -61,6 +61,34 @@ struct PostgresStoreTests {
         await server.stop()
     }
 
+    @Test("queries: by id, by URL base, unfinished, completed, counts, ids; each in id order, as SQLite answers them")
+    func queries() async throws {
+        let server = try await PostgresServer.start()
+        try await DownloadStoreContractTests.expectQueries(try Self.store(try await server.makeDatabase(), owner: "a"))
+        await server.stop()
+    }
+
+    @Test(
+        "the records URLs may ask for again: by their URL up to the query, many bases in chunks, LIKE's wildcards none")
+    func recordsByURLBase() async throws {
+        let server = try await PostgresServer.start()
+        let store = try await Self.store(try await server.makeDatabase(), owner: "a")
+        _ = try await store.insert(
+            ["http://a/f", "http://a/f?sig=1", "http://a/fx", "http://a/f", "http://a/g", "http://a/%_?q"].map {
+                DownloadStoreTests.queued($0)
+            })
+        #expect(try await store.fetchRecords(urlBases: ["http://a/f"]).map(\.id) == [1, 2, 4], "not /fx: no query")
+        // A base with LIKE's wildcards matches only itself.
+        #expect(
+            try await store.fetchRecords(urlBases: ["http://a/g", "http://a/f", "http://a/%_", "http://a/_"]).map(\.id)
+                == [1, 2, 4, 5, 6])
+        #expect(try await store.fetchRecords(urlBases: []).isEmpty)
+        // More bases than one statement takes: read in chunks, each record once.
+        let many = (0..<2_500).map { "http://b/\($0)" } + ["http://a/g"]
+        #expect(try await store.fetchRecords(urlBases: many).map(\.id) == [5])
+        await server.stop()
+    }
+
     @Test("a checkpoint never writes over a record the finishing group has taken")
     func checkpointSparesFinalizing() async throws {
         let server = try await PostgresServer.start()
