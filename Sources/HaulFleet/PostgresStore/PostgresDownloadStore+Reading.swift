@@ -19,14 +19,13 @@ extension PostgresDownloadStore {
         try await records(Self.select + " ORDER BY id")
     }
 
-    /// One scan of the table per 1,000 bases (it has no index on `url`), each record's URL up to its query compared
-    /// with the chunk's bases (`split_part`: byte for byte, whatever the database's collation).
+    /// One scan of the table per chunk of bases (it has no index on `url`), each record's URL up to its query
+    /// compared with the chunk's bases (`split_part`: byte for byte, whatever the database's collation).
     nonisolated(nonsending) func fetchRecords(urlBases bases: [String]) async throws(DownloadError) -> [DownloadRecord]
     {
-        let unique = Array(Set(bases))
         var found: [DownloadRecord] = []
-        for start in stride(from: 0, to: unique.count, by: 1_000) {
-            let chunk = unique[start..<min(start + 1_000, unique.count)].map(StoredValue.text)
+        for part in SQLDialect.postgres.chunks(Array(Set(bases))) {
+            let chunk = part.map(StoredValue.text)
             found += try await records(
                 Self.select + " WHERE split_part(url, '?', 1) IN (\(SQLDialect.postgres.parameters(chunk.count)))",
                 chunk)
@@ -51,23 +50,22 @@ extension PostgresDownloadStore {
     nonisolated(nonsending) func forEachUnfinishedRecord(
         _ body: (DownloadRecord) -> Void
     ) async throws(DownloadError) {
-        for record in try await records(Self.select + " WHERE \(Self.unfinished) ORDER BY id") { body(record) }
+        for record in try await records(Self.select + " WHERE \(DownloadColumn.unfinished) ORDER BY id") {
+            body(record)
+        }
     }
 
     nonisolated(nonsending) func unfinishedCount() async throws(DownloadError) -> Int {
-        let row = try await run("SELECT count(*) FROM \(Self.table) WHERE \(Self.unfinished)").rows.first
+        let row = try await run("SELECT count(*) FROM \(Self.table) WHERE \(DownloadColumn.unfinished)").rows.first
         return Int((try? row?.makeRandomAccess()[0].decode(Int64.self)) ?? 0)
     }
 
     nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID] {
-        let completed = "state = '\(DownloadState.completed.rawValue)'"
-        return try await run("SELECT id FROM \(Self.table) WHERE \(completed) ORDER BY id").rows.compactMap { row in
+        try await run("SELECT id FROM \(Self.table) WHERE \(DownloadColumn.completed) ORDER BY id").rows.compactMap {
+            row in
             (try? row.makeRandomAccess()[0].decode(Int64.self)).map(DownloadID.init(rawValue:))
         }
     }
-
-    /// Not completed.
-    static let unfinished = "state <> '\(DownloadState.completed.rawValue)'"
 
     nonisolated(nonsending) func fetchUpdated(since date: Date) async throws(DownloadError) -> [DownloadRecord] {
         try await records(Self.select + " WHERE updatedAt >= $1 ORDER BY id", [.date(date)])

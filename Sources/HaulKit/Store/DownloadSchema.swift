@@ -85,15 +85,18 @@ enum DownloadSchema {
     /// (each retry follows a migration applied elsewhere). A failure with nothing applied meanwhile is thrown.
     static func migrate(_ database: DatabasePool) throws {
         let migrator = migrator
-        for _ in 0...migrator.migrations.count {
+        var retries = 0
+        while true {
             let before = try database.read { try migrator.appliedIdentifiers($0) }
             do {
                 return try migrator.migrate(database)
             } catch {
-                guard try database.read({ try migrator.appliedIdentifiers($0) }) != before else { throw error }
+                retries += 1
+                guard retries <= migrator.migrations.count,
+                    try database.read({ try migrator.appliedIdentifiers($0) }) != before
+                else { throw error }
             }
         }
-        try migrator.migrate(database)
     }
 
     /// Nil when the `download` table has the columns of ``DownloadColumn``, in order, with their types; otherwise

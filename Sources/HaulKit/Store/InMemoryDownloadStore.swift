@@ -61,11 +61,12 @@ final class InMemoryDownloadStore: DownloadStore {
         return decode(Set(ids.map(\.rawValue)).sorted().compactMap(table.row))
     }
 
+    /// Bases compared byte by byte, as SQLite compares text (not as Swift compares strings).
     func fetchRecords(urlBases bases: [String]) throws(DownloadError) -> [DownloadRecord] {
-        let wanted = Set(bases)
+        let wanted = Set(bases.map { Array($0.utf8) })
         return records { row in
             guard case .text(let url) = row[.url] else { return false }
-            return wanted.contains(URLBase.of(url))
+            return wanted.contains(Array(URLBase.of(url).utf8))
         }
     }
 
@@ -229,7 +230,6 @@ extension InMemoryDownloadStore {
         row[.state] != .text(DownloadState.completed.rawValue)
     }
 
-    /// Whether the row's URL is `base` or `base` followed by a query, compared byte by byte as SQLite compares text.
 }
 
 /// A row of the in-memory table, read as ``DownloadRecordDecoder`` reads any backend's; a value of another type

@@ -58,13 +58,23 @@ package enum SQLDialect: Sendable {
 
     /// `ids` in order, at most ``idsPerStatement`` a chunk, as the values a statement binds.
     package func idChunks(_ ids: [DownloadID]) -> [[Int64]] {
-        stride(from: 0, to: ids.count, by: idsPerStatement).map {
-            ids[$0..<min(ids.count, $0 + idsPerStatement)].map(\.rawValue)
+        chunks(ids).map { $0.map(\.rawValue) }
+    }
+
+    /// `values` in order, at most ``idsPerStatement`` a chunk: a list of any values that one statement binds.
+    package func chunks<Value>(_ values: [Value]) -> [ArraySlice<Value>] {
+        stride(from: 0, to: values.count, by: idsPerStatement).map {
+            values[$0..<min(values.count, $0 + idsPerStatement)]
         }
     }
 }
 
 extension DownloadColumn {
+    /// The condition of the records not completed (SQLite's partial index of them is made with it: migration v6).
+    package static let unfinished = "state <> '\(DownloadState.completed.rawValue)'"
+    /// The condition of the completed records.
+    package static let completed = "state = '\(DownloadState.completed.rawValue)'"
+
     /// `SELECT <every column, in order> FROM table`; append a `WHERE` or `ORDER BY`. Both stores decode rows by
     /// these positions.
     package static func selectAll(from table: String) -> String {

@@ -151,18 +151,19 @@ final class SQLiteDownloadStore: DownloadStore {
         _ body: (DownloadRecord) -> Void
     ) async throws(DownloadError) {
         // `state <> 'completed'` as the partial index says it (migration v6): only its rows are read.
-        try await forEach(where: Self.unfinished, body)
+        try await forEach(where: DownloadColumn.unfinished, body)
     }
 
     nonisolated(nonsending) func unfinishedCount() async throws(DownloadError) -> Int {
-        try await read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM download WHERE \(Self.unfinished)") ?? 0
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM download WHERE \(DownloadColumn.unfinished)") ?? 0
         }
     }
 
     nonisolated(nonsending) func completedIDs() async throws(DownloadError) -> [DownloadID] {
         try await read { db in
             try Int64.fetchAll(
-                db, sql: "SELECT id FROM download WHERE state = '\(DownloadState.completed.rawValue)' ORDER BY id"
+                db, sql: "SELECT id FROM download WHERE \(DownloadColumn.completed) ORDER BY id"
             ).map(DownloadID.init(rawValue:))
         }
     }
@@ -202,9 +203,6 @@ final class SQLiteDownloadStore: DownloadStore {
         }
         return records.sorted { $0.downloadID < $1.downloadID }
     }
-
-    /// The condition the partial index of unfinished downloads is made with (migration v6).
-    static let unfinished = "state <> '\(DownloadState.completed.rawValue)'"
 
     nonisolated(nonsending) func fetchAll() async throws(DownloadError) -> [DownloadRecord] {
         try await read { db in try DownloadRecordDecoder.fetchAll(db, sql: DownloadColumn.select + " ORDER BY id") }

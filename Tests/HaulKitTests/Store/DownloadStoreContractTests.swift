@@ -49,6 +49,10 @@ struct DownloadStoreContractTests {
         #expect(try await store.insert([]).isEmpty)
         #expect(
             try await store.insert([Cases.queued("http://a/h")]).first?.id == 6, "a deleted id is never given again")
+        // URL bases compare byte for byte: a precomposed é is not its decomposed twin, though Swift's strings are equal.
+        let precomposed = try #require(try await store.insert([Cases.queued("http://a/caf\u{E9}")]).first?.id)
+        #expect(try await store.fetchRecords(urlBases: ["http://a/caf\u{E9}"]).map(\.id) == [precomposed])
+        #expect(try await store.fetchRecords(urlBases: ["http://a/cafe\u{301}"]).isEmpty)
     }
 
     @Test(
