@@ -40,6 +40,32 @@ final class DownloadLocks: Sendable {
         }
     }
 
+    /// Takes the locks of `ids` without waiting, as ``tryLock(_:)`` does each; whether each was taken. Consecutive ids
+    /// are taken as one range when no other owner holds any of them (one system call for a batch of claims), else
+    /// one by one.
+    func tryLock(_ ids: [DownloadID]) -> [Bool] {
+        held.withLock { held in
+            var taken = Set(ids.filter { held.contains($0) })
+            let wanted = Set(ids.map(\.rawValue)).subtracting(taken.map(\.rawValue)).sorted()
+            var start = 0
+            while start < wanted.count {
+                var end = start + 1
+                while end < wanted.count, wanted[end - 1] != .max, wanted[end] == wanted[end - 1] + 1 { end += 1 }
+                let run = wanted[start..<end]
+                if run.count > 1, FileLock.tryLock(descriptor, start: run.first!, length: Int64(run.count)) {
+                    taken.formUnion(run.map(DownloadID.init(rawValue:)))
+                } else {
+                    for id in run where FileLock.tryLock(descriptor, start: id, length: 1) {
+                        taken.insert(DownloadID(rawValue: id))
+                    }
+                }
+                start = end
+            }
+            held.formUnion(taken)
+            return ids.map(taken.contains)
+        }
+    }
+
     /// Releases the lock of `id`, if this owner holds it.
     func unlock(_ id: DownloadID) {
         held.withLock { held in

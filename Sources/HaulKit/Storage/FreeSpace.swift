@@ -61,7 +61,11 @@ public struct FreeSpacePolicy: Sendable {
     /// Why a download that still has to write `remaining` bytes (0 when unknown) into `path`'s file system must wait,
     /// or nil when there is room (or the file system cannot be read: a real write then says whether there is).
     public func shortage(at path: String, remaining: Int64) -> FreeSpaceShortage? {
-        guard let reading = probe(path) else { return nil }
+        probe(path).flatMap { shortage(reading: $0, at: path, remaining: remaining) }
+    }
+
+    /// The shortage `reading` of `path`'s file system shows for `remaining` bytes still to write; nil for none.
+    func shortage(reading: FreeSpaceReading, at path: String, remaining: Int64) -> FreeSpaceShortage? {
         let minimum = floor(of: reading)
         let needed = minimum + max(0, remaining)
         guard reading.availableBytes < needed else { return nil }

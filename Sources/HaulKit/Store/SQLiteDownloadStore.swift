@@ -452,7 +452,7 @@ final class SQLiteDownloadStore: DownloadStore {
         _ requests: [(id: DownloadID, share: HostShare)], viewToken: Int?
     ) async -> [ClaimOutcome] {
         _ = viewToken
-        let locked = requests.map { locks.tryLock($0.id) }
+        let locked = locks.tryLock(requests.map(\.id))
         let ids = zip(requests, locked).compactMap { request, locked in locked ? request.id : nil }
         let states: [Int64: String] =
             ids.isEmpty

@@ -11,15 +11,10 @@ extension DownloadJob {
         case gaveUp(DownloadError)
     }
 
-    /// A path on the file system the download writes to: its destination's directory once named, else the download
-    /// directory (or the nearest existing directory above it).
-    var spacePath: String {
-        var path =
-            record.destinationPath.map { ($0 as NSString).deletingLastPathComponent } ?? settings.downloadDirectory.path
-        while !path.isEmpty, path != "/", FileSystem.entry(at: path) == .none {
-            path = (path as NSString).deletingLastPathComponent
-        }
-        return path.isEmpty ? "/" : path
+    /// The directory the download writes to: its destination's once named, else the download directory. It may not
+    /// exist yet (``FreeSpaceGauge`` then reads the nearest one above it).
+    var spaceDirectory: String {
+        record.destinationPath.map(FileSystem.parent(of:)) ?? environment.path(of: settings.downloadDirectory)
     }
 
     /// Bytes the download still has to write; 0 while its size is unknown.
@@ -30,9 +25,10 @@ extension DownloadJob {
     }
 
     /// Why the download may not go on now: its file system has less room than the floor plus what it still has to
-    /// write. Nil when there is room (or the file system cannot be read).
+    /// write. Nil when there is room (or the file system cannot be read). A reading that showed room a moment ago for
+    /// another download in the directory may answer (see ``FreeSpaceGauge``).
     func spaceShortage() -> FreeSpaceShortage? {
-        settings.freeSpace.shortage(at: spacePath, remaining: remainingBytes)
+        environment.freeSpace.shortage(in: spaceDirectory, remaining: remainingBytes)
     }
 
     /// Waits, without a slot, until the file system has room for the rest of the download above the floor, looking
@@ -42,7 +38,7 @@ extension DownloadJob {
         // A sync that failed voids the bytes after the last checkpoint: that is a failure, not a wait.
         if let failure = state.failure { return .gaveUp(failure) }
         let policy = settings.freeSpace
-        let path = spacePath
+        let path = FreeSpaceGauge.nearestExisting(spaceDirectory)
         let remaining = remainingBytes
         // A write found no room although the file system may report some (blocks taken since, a quota): show what
         // it reports, and look again after an interval.

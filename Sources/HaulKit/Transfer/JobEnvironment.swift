@@ -18,6 +18,8 @@ final class JobEnvironment: Sendable {
     let finishing: FinishingQueue
     /// Writes the record a new part file needs first, together with other jobs' at the same moment.
     let recorder: TransferRecorder
+    /// The free-space check before each attempt, with readings shared by the downloads starting in one directory.
+    let freeSpace: FreeSpaceGauge
 
     /// Where the job's events go (its ``host``).
     var events: any DownloadEventSink { host }
@@ -46,5 +48,6 @@ final class JobEnvironment: Sendable {
         self.urlProvider = urlProvider
         self.finishing = finishing
         self.recorder = recorder
+        freeSpace = FreeSpaceGauge(settings.freeSpace)
     }
 }
