@@ -45,12 +45,13 @@ final class DownloadLocks: Sendable {
     /// one by one.
     func tryLock(_ ids: [DownloadID]) -> [Bool] {
         held.withLock { held in
-            var taken = Set(ids.filter { held.contains($0) })
-            let wanted = Set(ids.map(\.rawValue)).subtracting(taken.map(\.rawValue)).sorted()
+            var taken = held.intersection(ids)
+            // Sorted and distinct, so each id but the last is below Int64.max: `+ 1` cannot overflow.
+            let wanted = Set(ids).subtracting(held).map(\.rawValue).sorted()
             var start = 0
             while start < wanted.count {
                 var end = start + 1
-                while end < wanted.count, wanted[end - 1] != .max, wanted[end] == wanted[end - 1] + 1 { end += 1 }
+                while end < wanted.count, wanted[end] == wanted[end - 1] + 1 { end += 1 }
                 let run = wanted[start..<end]
                 if run.count > 1, FileLock.tryLock(descriptor, start: run.first!, length: Int64(run.count)) {
                     taken.formUnion(run.map(DownloadID.init(rawValue:)))
