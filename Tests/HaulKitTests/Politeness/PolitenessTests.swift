@@ -82,13 +82,21 @@ struct PolitenessTests {
     @Test("a host answering 503 SlowDown is backed off too")
     func slowDown() async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 8 }
-        harness.origin.requestLimit.limit(10, refusal: .slowDown)
+        // Every request is refused until the first refusal is seen, then 10 a second are served: on a busy machine
+        // the requests could otherwise arrive slower than the limit and none be refused.
+        let limit = harness.origin.requestLimit
+        limit.limit(0, refusal: .slowDown)
         let urls = Self.files(harness.origin, 20, prefix: "slowdown")
         let ids = try await harness.manager.add(contentsOf: urls.map { ($0, nil, .init()) })
+        let deadline = ContinuousClock.now + .seconds(20)
+        while limit.counts.refused == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(limit.counts.refused > 0, "no request reached the origin in 20 s")
+        limit.limit(10, refusal: .slowDown)
         for (index, id) in ids.enumerated() {
             expectContent(try await harness.manager.wait(for: id), size: 2_000 + index)
         }
         let host = try #require(try await harness.manager.hosts().first)
+        #expect(host.throttles >= 1)
         #expect(host.reason == "503 Service Unavailable")
         await harness.shutdown()
     }
