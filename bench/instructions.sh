@@ -20,13 +20,7 @@ SMALL=${SMALL:-500}
 LARGE=${LARGE:-2500}
 [ "$LARGE" -gt "$SMALL" ] || { echo "LARGE must exceed SMALL" >&2; exit 64; }
 
-bench_setup
-bench_random_files instructions "$LARGE" 4
-CSV="bench/results/instructions-$(date +%Y-%m-%d-%H%M).csv"
-mkdir -p bench/results
-echo "binary,files,instructions,verified" > "$CSV"
-WORK=$(mktemp -d /tmp/haul-instructions.XXXXXX)
-trap 'rm -rf "$WORK"; bench_teardown' EXIT
+bench_counting instructions instructions "$LARGE"
 
 # count BINARY FILES: the instructions of one `haul run` over the first FILES files; one CSV row.
 count() {

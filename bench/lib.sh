@@ -86,6 +86,19 @@ bench_csv() {
     echo "$csv"
 }
 
+# bench_counting KIND UNIT LARGE: the set-up of a count per file (instructions.sh, allocations.sh): nginx, LARGE files
+# of 4 KiB in $WWW/KIND, CSV (bench/results/KIND-<date>-<HHMM>.csv: binary,files,UNIT,verified) and WORK (a temporary
+# directory). At exit WORK goes, BENCH_CLEANUP (a command, if set) runs, and nginx stops.
+bench_counting() {
+    bench_setup
+    bench_random_files "$1" "$3" 4
+    CSV="bench/results/$1-$(date +%Y-%m-%d-%H%M).csv"
+    mkdir -p bench/results
+    echo "binary,files,$2,verified" > "$CSV"
+    WORK=$(mktemp -d "/tmp/haul-$1.XXXXXX")
+    trap 'rm -rf "$WORK"; ${BENCH_CLEANUP:-true} >/dev/null 2>&1 || true; bench_teardown' EXIT
+}
+
 bench_setup() {
     bench_install
     mkdir -p "$WWW" "$NGINX_PREFIX/tmp"

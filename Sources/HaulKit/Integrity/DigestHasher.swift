@@ -25,7 +25,12 @@ struct DigestHasher {
     }
 
     mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        switch storage {
+        // The hasher is moved out of `storage` while it is updated (a CRC32C, which holds no reference, stands in), so
+        // it is its context's only holder: swift-crypto copies a shared context before updating it, an allocation and
+        // a copy for every chunk.
+        let current = storage
+        storage = .crc32c(CRC32C())
+        switch consume current {
         case .sha256(var hasher):
             hasher.update(bufferPointer: bytes)
             storage = .sha256(hasher)
@@ -62,15 +67,17 @@ struct DigestHasher {
         return hasher.finalize()
     }
 
-    /// Lowercase hexadecimal.
+    /// Lowercase hexadecimal, written straight into the string's storage (one allocation).
     static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = hexDigit(byte >> 4)
+                text[2 * index + 1] = hexDigit(byte & 0x0F)
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
     }
+
+    /// The ASCII lowercase hexadecimal digit of `value` (0–15).
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x61 - 10 + value }
 }

@@ -26,6 +26,8 @@ package struct DownloadRecordEncoder {
     private var lastOptions: (options: OutOfLine<DownloadOptions>, text: String)?
     /// The last requested destination and its text: a batch usually has one.
     private var lastDestination: (destination: DownloadDestination, text: String)?
+    /// The last verification and its text: the files of a batch are mostly verified alike (or not at all, alike).
+    private var lastVerification: (verification: DownloadVerification, text: String)?
     private let json = StoredJSON.encoder()
 
     package init() {}
@@ -92,7 +94,12 @@ package struct DownloadRecordEncoder {
         case .fileModified: StoredValue(record.fingerprint?.modified)
         case .fileIdentity: StoredValue(record.fingerprint?.identity)
         case .sha256: StoredValue(record.fingerprint?.sha256)
-        case .verification: StoredValue(try record.fingerprint?.verification.map(jsonText))
+        case .verification:
+            if let verification = record.fingerprint?.verification {
+                StoredValue(try verificationText(verification))
+            } else {
+                StoredValue.null
+            }
         }
     }
 
@@ -114,6 +121,13 @@ package struct DownloadRecordEncoder {
         if let lastDestination, lastDestination.destination == destination { return lastDestination.text }
         let text = try jsonText(destination)
         lastDestination = (destination, text)
+        return text
+    }
+
+    private mutating func verificationText(_ verification: DownloadVerification) throws -> String {
+        if let lastVerification, lastVerification.verification == verification { return lastVerification.text }
+        let text = try jsonText(verification)
+        lastVerification = (verification, text)
         return text
     }
 

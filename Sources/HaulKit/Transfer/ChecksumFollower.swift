@@ -208,7 +208,7 @@ struct ChecksumFollower: Sendable {
         digests(of: chunks, [.sha256])[.sha256] ?? ""
     }
 
-    /// The digests of a body held in memory, as raw bytes.
+    /// The digests of a body held in memory, in lowercase hex, by algorithm.
     static func digests(of chunks: [ByteBuffer], _ algorithms: [DigestAlgorithm]) -> [DigestAlgorithm: String] {
         var hashers = algorithms.map(DigestHasher.init)
         for chunk in chunks {
@@ -216,6 +216,10 @@ struct ChecksumFollower: Sendable {
                 for index in hashers.indices { hashers[index].update(bytes) }
             }
         }
-        return Dictionary(hashers.map { ($0.algorithm, DigestHasher.hex($0.finalize())) }) { first, _ in first }
+        var digests = [DigestAlgorithm: String](minimumCapacity: hashers.count)
+        for hasher in hashers where digests[hasher.algorithm] == nil {
+            digests[hasher.algorithm] = DigestHasher.hex(hasher.finalize())
+        }
+        return digests
     }
 }
