@@ -25,9 +25,9 @@ package struct DownloadRecordEncoder {
     /// The last record's options and their text: records of one batch share their options' storage.
     private var lastOptions: (options: OutOfLine<DownloadOptions>, text: String)?
     /// The last requested destination and its text: a batch usually has one.
-    private var lastDestination: (destination: DownloadDestination, text: String)?
+    private var lastDestination: (value: DownloadDestination, text: String)?
     /// The last verification and its text: the files of a batch are mostly verified alike (or not at all, alike).
-    private var lastVerification: (verification: DownloadVerification, text: String)?
+    private var lastVerification: (value: DownloadVerification, text: String)?
     private let json = StoredJSON.encoder()
 
     package init() {}
@@ -62,7 +62,7 @@ package struct DownloadRecordEncoder {
         case .url: StoredValue(record.url)
         case .requestedDestination:
             if let destination = record.requestedDestination {
-                StoredValue(try destinationText(destination))
+                StoredValue(try Self.cachedText(of: destination, last: &lastDestination, json: json))
             } else {
                 StoredValue.null
             }
@@ -88,7 +88,7 @@ package struct DownloadRecordEncoder {
         case .contentEncoding: StoredValue(record.transfer.contentEncoding)
         case .finalURL: StoredValue(record.transfer.finalURL)
         case .finalizing: StoredValue(record.transfer.finalizing)
-        case .segments: StoredValue(try record.transfer.segments.map(jsonText))
+        case .segments: StoredValue(try record.transfer.segments.map { try Self.jsonText($0, json) })
         case .owner: StoredValue(record.owner)
         case .fileSize: StoredValue(record.fingerprint?.size)
         case .fileModified: StoredValue(record.fingerprint?.modified)
@@ -96,7 +96,7 @@ package struct DownloadRecordEncoder {
         case .sha256: StoredValue(record.fingerprint?.sha256)
         case .verification:
             if let verification = record.fingerprint?.verification {
-                StoredValue(try verificationText(verification))
+                StoredValue(try Self.cachedText(of: verification, last: &lastVerification, json: json))
             } else {
                 StoredValue.null
             }
@@ -110,28 +110,24 @@ package struct DownloadRecordEncoder {
         if let known = options[value] {
             text = known
         } else {
-            text = try jsonText(value)
+            text = try Self.jsonText(value, json)
             options[value] = text
         }
         lastOptions = (stored, text)
         return text
     }
 
-    private mutating func destinationText(_ destination: DownloadDestination) throws -> String {
-        if let lastDestination, lastDestination.destination == destination { return lastDestination.text }
-        let text = try jsonText(destination)
-        lastDestination = (destination, text)
+    /// The text of `value`: `last`'s when it is the same value, else encoded now and kept as `last`.
+    private static func cachedText<Value: Encodable & Equatable>(
+        of value: Value, last: inout (value: Value, text: String)?, json: JSONEncoder
+    ) throws -> String {
+        if let last, last.value == value { return last.text }
+        let text = try jsonText(value, json)
+        last = (value, text)
         return text
     }
 
-    private mutating func verificationText(_ verification: DownloadVerification) throws -> String {
-        if let lastVerification, lastVerification.verification == verification { return lastVerification.text }
-        let text = try jsonText(verification)
-        lastVerification = (verification, text)
-        return text
-    }
-
-    private func jsonText(_ value: some Encodable) throws -> String {
+    private static func jsonText(_ value: some Encodable, _ json: JSONEncoder) throws -> String {
         String(decoding: try json.encode(value), as: UTF8.self)
     }
 

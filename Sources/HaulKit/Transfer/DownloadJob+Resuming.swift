@@ -59,7 +59,11 @@ extension DownloadJob {
 
         let file = try PartFile(path: partPath, mode: .continueExisting)
         state.update { $0.file = file }
-        if trusted < partSize { try file.truncate(to: trusted) }
+        // Its size as opened, not as looked at above: a file deleted in between is made anew, empty, and must not be
+        // trusted up to the old size (nor a file cut or grown in between beyond what it holds now).
+        let opened = try file.size()
+        trusted = min(trusted, opened)
+        if trusted < opened { try file.truncate(to: trusted) }
         try file.sync()
         record.transfer.durableBytes = trusted
         record.transfer.bootID = BootIdentity.current
@@ -174,6 +178,13 @@ extension DownloadJob {
         }
         let file = try PartFile(path: partPath, mode: .continueExisting)
         state.update { $0.file = file }
+        guard try file.size() == size else {
+            // Deleted, cut or grown between the look above and the open: the plan no longer describes it.
+            file.close()
+            state.update { $0.file = nil }
+            journal.close()
+            return try await forgetPartData()
+        }
         if size < total { try file.preallocate(total) }
         try file.sync()
         let verifying = Set(planner.segments.filter { !$0.isDone && $0.written > 0 }.map(\.id))
