@@ -3,10 +3,11 @@
 # counting every call of glibc's `malloc` (Swift's objects, NIO's buffers and SQLite's all come through it) with a
 # uprobe, for each binary given. Per file = (mallocs(LARGE) - mallocs(SMALL)) / (LARGE - SMALL), so start-up and
 # shut-down cancel out. They move by a few percent from run to run (group and batch sizes follow timing), far less
-# than times on this noisy machine, and a run takes seconds, not callgrind's minutes. A binary named haul-floor (bench/floor: AsyncHTTPClient
-# alone) is run as the floor, to count it beside them. With WHERE=1, each binary's LARGE run is recorded with call
-# graphs and every allocation is charged to the first frame of Haul's own code above it (the rest to the transport,
-# GRDB and SQLite, or the runtime): the sites, per file of the LARGE run (its start-up included), most first.
+# than times on this noisy machine, and a run takes seconds, not callgrind's minutes. A binary named haul-floor
+# (bench/floor: AsyncHTTPClient alone) is run as the floor, to count it beside them. With WHERE=1, each binary's
+# LARGE run is recorded with call graphs and every allocation is charged to the first frame of Haul's own code above
+# it (the rest to the transport, GRDB and SQLite, or the runtime): the sites, per file of the LARGE run (its start-up
+# included), most first.
 #   bench/allocations.sh /tmp/haul-main .build-release/release/haul
 # Needs root (uprobes) and perf; give binaries with symbols (.build-release/release/haul, not the stripped stage one).
 # Settings (environment): SMALL (500), LARGE (2500), WHERE (0), TOP (25).
