@@ -55,6 +55,11 @@ final class PartFile: Sendable {
             _ = systemClose(fd)
             throw .destinationInUse(path: path, by: "another download (in this or another process)")
         }
+        if case .continueExisting = mode, !Self.names(path, info) {
+            // Its writer finished and renamed it between the open and the lock: this is its final file now.
+            _ = systemClose(fd)
+            throw .destinationInUse(path: path, by: "another download, which finished it at that moment")
+        }
         if case .reuseLeftover = mode, ftruncate(fd, 0) != 0 {
             let code = errno
             _ = systemClose(fd)
@@ -63,6 +68,12 @@ final class PartFile: Sendable {
         self.descriptor = fd
         self.device = UInt64(info.st_dev)
         self.isUnnamed = false
+    }
+
+    /// Whether `path` still names the file `opened` describes.
+    private static func names(_ path: String, _ opened: stat) -> Bool {
+        var now = stat()
+        return lstat(path, &now) == 0 && now.st_dev == opened.st_dev && now.st_ino == opened.st_ino
     }
 
     private init(unnamed descriptor: Int32, in directory: String, device: UInt64) {

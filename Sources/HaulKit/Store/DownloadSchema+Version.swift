@@ -12,6 +12,8 @@ extension HaulVersion {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         var configuration = Configuration()
         configuration.readonly = true
+        // A `haul run` closing the file at that moment checkpoints and removes its WAL under an exclusive lock.
+        configuration.busyMode = .timeout(10)
         do {
             let database = try DatabaseQueue(path: url.path, configuration: configuration)
             defer { try? database.close() }

@@ -57,7 +57,7 @@ extension DownloadJob {
         var trusted = sameBoot ? partSize : min(partSize, record.transfer.durableBytes)
         if let total = record.transfer.totalBytes, trusted > total { trusted = 0 }
 
-        let file = try PartFile(path: partPath, mode: .continueExisting)
+        let file = try await PartFile.continuing(partPath)
         state.update { $0.file = file }
         // Its size as opened, not as looked at above: a file deleted in between is made anew, empty, and must not be
         // trusted up to the old size (nor a file cut or grown in between beyond what it holds now).
@@ -176,7 +176,7 @@ extension DownloadJob {
             journal.close()
             return try await forgetPartData()
         }
-        let file = try PartFile(path: partPath, mode: .continueExisting)
+        let file = try await PartFile.continuing(partPath)
         state.update { $0.file = file }
         guard try file.size() == size else {
             // Deleted, cut or grown between the look above and the open: the plan no longer describes it.

@@ -11,7 +11,16 @@ struct DownloadSchemaTests {
     static func migrated(in directory: TemporaryDirectory) throws -> (path: String, database: DatabaseQueue) {
         let path = directory.file("haul.sqlite").path
         _ = try SQLiteDownloadStore(path: path)
-        return (path, try DatabaseQueue(path: path))
+        return (path, try inspector(of: path))
+    }
+
+    /// A connection of the test's own to the database at `path`, which waits (as Haul's do) while the last of the
+    /// store's connections closes: that one checkpoints and removes the WAL under an exclusive lock, and a
+    /// connection that does not wait is refused then ("database is locked", seen once on CI).
+    static func inspector(of path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        return try DatabaseQueue(path: path, configuration: configuration)
     }
 
     @Test("the migrations build exactly the table DownloadColumn defines: names, order and types")
@@ -81,7 +90,7 @@ struct DownloadSchemaTests {
                 return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
             }
             #expect(opened.isEmpty, "\(opened)")
-            let database = try DatabaseQueue(path: path)
+            let database = try Self.inspector(of: path)
             #expect(try await database.read(DownloadSchema.mismatch) == nil)
             #expect(try await database.read { try DownloadSchema.migrator.hasCompletedMigrations($0) })
         }

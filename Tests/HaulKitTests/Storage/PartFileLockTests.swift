@@ -1,0 +1,75 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Part file locks")
+struct PartFileLockTests {
+    /// A descriptor of the test's own that holds the part file's lock, as a child process being started holds a copy of
+    /// the descriptor of a part file the download just closed.
+    static func hold(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR)
+        #expect(descriptor >= 0)
+        #expect(FileLock.tryLock(descriptor, start: 0, length: 0))
+        return descriptor
+    }
+
+    @Test("resuming waits for a lock held for a moment, and opens the file with what it holds")
+    func momentaryHolder() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("a.bin.part").path
+        try Data("abc".utf8).write(to: URL(fileURLWithPath: path))
+        let holder = try Self.hold(path)
+        #expect(throws: DownloadError.self) { try PartFile(path: path, mode: .reuseLeftover) }
+        let release = Task {
+            try await Task.sleep(for: .milliseconds(50))
+            close(holder)
+        }
+        let start = ContinuousClock.now
+        let file = try await PartFile.continuing(path)
+        #expect(start.duration(to: .now) >= .milliseconds(40))
+        #expect(try file.size() == 3)
+        file.close()
+        try await release.value
+    }
+
+    @Test("a lock held on is refused after lockWait, and the file is left as it was")
+    func lastingHolder() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("b.bin.part").path
+        try Data("abcd".utf8).write(to: URL(fileURLWithPath: path))
+        let holder = try Self.hold(path)
+        defer { close(holder) }
+        let start = ContinuousClock.now
+        await #expect {
+            _ = try await PartFile.continuing(path)
+        } throws: { error in
+            (error as? DownloadError)?.code == .destinationInUse
+        }
+        let waited = start.duration(to: .now)
+        #expect(waited >= PartFile.lockWait - .milliseconds(150) && waited <= PartFile.lockWait + .seconds(2))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("abcd".utf8))
+    }
+
+    @Test("a cancelled resume stops waiting for the lock at once")
+    func cancelledWait() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("c.bin.part").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: path))
+        let holder = try Self.hold(path)
+        defer { close(holder) }
+        let start = ContinuousClock.now
+        let waiting = Task { try await PartFile.continuing(path) }
+        try await Task.sleep(for: .milliseconds(20))
+        waiting.cancel()
+        await #expect(throws: DownloadError.self) { _ = try await waiting.value }
+        #expect(start.duration(to: .now) < PartFile.lockWait)
+    }
+}
