@@ -21,12 +21,18 @@ struct PartFileLockTests {
         return descriptor
     }
 
-    @Test("resuming waits for a lock held for a moment, and opens the file with what it holds")
-    func momentaryHolder() async throws {
+    /// A part file holding `content` in a new directory, its lock held by ``hold(_:)``.
+    static func heldPartFile(_ content: String) throws -> (directory: TemporaryDirectory, path: String, holder: Int32) {
         let directory = TemporaryDirectory()
         let path = directory.file("a.bin.part").path
-        try Data("abc".utf8).write(to: URL(fileURLWithPath: path))
-        let holder = try Self.hold(path)
+        try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+        return (directory, path, try hold(path))
+    }
+
+    @Test("resuming waits for a lock held for a moment, and opens the file with what it holds")
+    func momentaryHolder() async throws {
+        let (directory, path, holder) = try Self.heldPartFile("abc")
+        _ = directory
         #expect(throws: DownloadError.self) { try PartFile(path: path, mode: .reuseLeftover) }
         let release = Task {
             try await Task.sleep(for: .milliseconds(50))
@@ -42,10 +48,8 @@ struct PartFileLockTests {
 
     @Test("a lock held on is refused after lockWait, and the file is left as it was")
     func lastingHolder() async throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("b.bin.part").path
-        try Data("abcd".utf8).write(to: URL(fileURLWithPath: path))
-        let holder = try Self.hold(path)
+        let (directory, path, holder) = try Self.heldPartFile("abcd")
+        _ = directory
         defer { close(holder) }
         let start = ContinuousClock.now
         await #expect {
@@ -60,10 +64,8 @@ struct PartFileLockTests {
 
     @Test("a cancelled resume stops waiting for the lock at once")
     func cancelledWait() async throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("c.bin.part").path
-        try Data("x".utf8).write(to: URL(fileURLWithPath: path))
-        let holder = try Self.hold(path)
+        let (directory, path, holder) = try Self.heldPartFile("x")
+        _ = directory
         defer { close(holder) }
         let start = ContinuousClock.now
         let waiting = Task { try await PartFile.continuing(path) }
