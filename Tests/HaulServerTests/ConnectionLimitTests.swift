@@ -35,7 +35,9 @@ struct ConnectionLimitTests {
             }
             let received = try await slow.receive(timeout: .seconds(10))
             #expect(received.status == 408 && received.closed, "\(received.text)")
-            #expect(start.duration(to: .now) < .seconds(5))
+            // Closed by the header timeout, not at the end of the 10 s wait for an answer. The bound leaves room for a
+            // loaded machine (CI once took 7.7 s, the four pieces' 1.2 s of sleeps included).
+            #expect(start.duration(to: .now) < .seconds(9.5))
         }
     }
 
