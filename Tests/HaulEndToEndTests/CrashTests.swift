@@ -104,8 +104,8 @@ extension EndToEnd {
 
         @Test(
             "SIGKILL while small files held in memory are being finished: the next run completes each, byte-exact, under its name",
-            arguments: ["after-held-bodies-recorded", "before-completion-recorded"])
-        func killWhileFinishingSmallFiles(at point: String) async throws {
+            arguments: ["after-held-bodies-recorded", "before-completion-recorded"], ["1", "4"])
+        func killWhileFinishingSmallFiles(at point: String, connections: String) async throws {
             let origin = try await TestOrigin.start()
             let sizes = (0..<24).map { 1_000 + 3_000 * $0 }
             let names = sizes.indices.map { "s\($0).bin" }
@@ -115,7 +115,9 @@ extension EndToEnd {
             try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
             let files = directory.file("files")
             let arguments = [
-                "get", "-q", "-j", "8", "--state-dir", directory.file("state").path, "-d", files.path, "-i", list.path,
+                "get", "-q", "-j", "8", "-x", connections, "--state-dir", directory.file("state").path, "-d",
+                files.path,
+                "-i", list.path,
             ]
             let first = try ChildProcess(
                 product: "haul", arguments: arguments, environment: ["HAUL_CRASH_POINT": point])

@@ -133,6 +133,9 @@ extension DownloadManager {
                 record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
                 environment: environment)
             let outcome = await job.run()
+            // Its job has ended: its file goes to the finishing queue, and the download ends with its group
+            // (`handOffsEnded`).
+            if case .handedOff(let request) = outcome { return await self.jobHandedOff(id, request) }
             await self.jobEnded(id, outcome)
         }
         jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
@@ -210,15 +213,34 @@ extension DownloadManager {
         await withCheckedContinuation { slotWaiters[id] = $0 }
     }
 
-    /// The job ended (or, `started` false, a start was overtaken before its job ran): records how, then releases
-    /// the claim.
-    private func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async {
+    /// The job ended (or, `started` false, a start was overtaken before its job ran): records how, releases the
+    /// claim, then starts what may start now.
+    func jobEnded(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async {
+        guard let host = await endJob(id, outcome, started: started) else { return }
+        // Its connections are free again: downloads of its host held back here may take them at once.
+        releaseHeldBack(freeing: [host])
+        await schedule()
+    }
+
+    /// Records how the job ended, then releases the claim; returns the download's host, or nil if it had no job
+    /// here. Those waiting for the job's end (``jobSettled(_:)``) go on once it is recorded.
+    func endJob(_ id: DownloadID, _ outcome: DownloadJob.Outcome, started: Bool = true) async -> String? {
         hostWaitEnded(id)
         // Release the claim only once the outcome is in the database, so no other process takes over a download
         // that was just paused or finished.
-        guard !started || jobs.removeValue(forKey: id) != nil, var record = records[id] else {
+        guard !started || jobs.removeValue(forKey: id) != nil else {
             await store.release(id)
-            return
+            return nil
+        }
+        // Until its end is recorded, it is still waited for (``jobSettled(_:)``).
+        endingJobs.insert(id)
+        defer {
+            endingJobs.remove(id)
+            for waiter in jobEndWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+        }
+        guard var record = records[id] else {
+            await store.release(id)
+            return nil
         }
         let host = hostKey(of: record)
         // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle columns
@@ -238,6 +260,10 @@ extension DownloadManager {
             ending = .failed
         case .stopped:
             ending = .stopped
+        case .handedOff:
+            // Never given here: a handed-off download ends with its finishing group (`handOffsEnded`).
+            configuration.logger.error("a handed-off download ended as a job", metadata: ["download": "\(id)"])
+            ending = .stopped
         }
         records[id] = record
         let actions = lifecycle.jobEnded(id, ending)
@@ -249,9 +275,15 @@ extension DownloadManager {
         }
         await store.release(id)
         connectionsFreed += 1
-        // Its connections are free again: downloads of its host held back here may take them at once.
-        releaseHeldBack(freeing: [host])
-        await schedule()
+        return host
+    }
+
+    /// Returns once `id` has no job: the job running (or whose file is finishing) has ended and its end is
+    /// recorded.
+    func jobSettled(_ id: DownloadID) async {
+        while jobs[id] != nil || endingJobs.contains(id) {
+            await withCheckedContinuation { jobEndWaiters[id, default: []].append($0) }
+        }
     }
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.
@@ -272,10 +304,11 @@ extension DownloadManager {
     }
 }
 
-/// The manager as its jobs' ``JobHost``: the one way a job reaches it. Holds the manager weakly (the manager holds
+/// The manager as its jobs' ``JobHost``: the one way a job reaches it, and where their handed-off files' ends come
+/// (``FinishingReceiver``). Holds the manager weakly (the manager holds
 /// the jobs' environment, which holds this); what a job asks of a manager that is gone is answered as by one that
 /// is shutting down (no slot given away, no name).
-final class ManagerJobHost: JobHost {
+final class ManagerJobHost: JobHost, FinishingReceiver {
     private weak let manager: DownloadManager?
     private let hub: EventHub
     private let store: any DownloadStore
@@ -314,6 +347,12 @@ final class ManagerJobHost: JobHost {
 
     func hostWaitStarts(_ id: DownloadID, host: String, wait: Duration) async -> Bool {
         await manager?.jobWaitsForHost(id, host: host, for: wait) ?? false
+    }
+
+    var finishingReceiver: (any FinishingReceiver)? { self }
+
+    func finishingEnded(_ ends: [FinishingQueue.HandOffEnd]) {
+        Task { [manager] in await manager?.handOffsEnded(ends) }
     }
 
     func reserveDestination(

@@ -76,6 +76,10 @@ public actor DownloadManager {
     var idsByURL: [String: [DownloadID]]?
     var reservations = DestinationReservations()
     var jobs: [DownloadID: RunningJob] = [:]
+    /// Calls waiting for a download's job to end (``jobSettled(_:)``), resumed once its end is recorded.
+    var jobEndWaiters: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
+    /// Downloads whose job has ended and whose end is being recorded (``endJob(_:_:started:)``).
+    var endingJobs: Set<DownloadID> = []
     /// Jobs waiting for a slot again (``DownloadLifecycle/slotNeeded(_:)``), resumed by `grantSlot` or `stop`.
     var slotWaiters: [DownloadID: CheckedContinuation<Void, Never>] = [:]
     /// Why removing a running download could not delete its files, kept for the caller of ``remove(_:deletingFiles:)``.
@@ -230,7 +234,7 @@ public actor DownloadManager {
         for id in performed.stops {
             // A job still being started (its claim awaited) is waited for too: its start settles first.
             await startSettled(id)
-            if let job = jobs[id] { await job.task.value }
+            await jobSettled(id)
             if let removal = removalFailures.removeValue(forKey: id) { failure = failure ?? removal }
         }
         return failure

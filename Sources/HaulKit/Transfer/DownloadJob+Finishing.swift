@@ -7,6 +7,9 @@ extension DownloadJob {
         case completed
         /// The file was cut back to 0 and is fetched again (a checksum failed with mirrors' bytes in the file).
         case refetch(RestartReason, detail: String)
+        /// The held body is to go to the finishing queue, which tells the owner how it ended: the job ends now and
+        /// hands it off (``FinishingQueue/handOff(_:to:)``) once its last events are out.
+        case handOff(FinishingQueue.Request)
     }
 
     /// Verifies, syncs and renames the complete part file (or writes the held body: `contents`) into place at the
@@ -143,12 +146,15 @@ extension DownloadJob {
         record.fingerprint = FileFingerprint(
             size: total, modified: 0, identity: "", sha256: digests[.sha256], verification: verification(digests))
         markCompleted()
+        let request = FinishingQueue.Request(
+            contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
+            destination: destination)
+        // Its job ends here (its slot is given back as it ends), unless it is the job a failed hand-off was given
+        // back to: that one waits for its file, a second failure its retrier's to count.
+        if handedOverAfter == nil, environment.host.finishingReceiver != nil { return .handOff(request) }
         await startFinishing(holding: total)
         do {
-            record.fingerprint = try await environment.finishing.finish(
-                .init(
-                    contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
-                    destination: destination))
+            record.fingerprint = try await environment.finishing.finish(request)
         } catch {
             // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.
             record.transfer.hasPartData = false

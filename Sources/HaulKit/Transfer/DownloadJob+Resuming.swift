@@ -20,7 +20,7 @@ extension DownloadJob {
         if !record.transfer.hasPartData, let fingerprint = record.fingerprint, let path = record.destinationPath {
             // Completed before, and run again: its file changed, a new checksum came, or `-N` asks the server.
             if await settleCompletedFile(fingerprint, at: path) { return true }
-        } else if !record.transfer.hasPartData, case .file = record.requestedDestination,
+        } else if !record.transfer.hasPartData, case .file = record.requestedDestination, handedOverAfter == nil,
             try await settleExistingFile()
         {
             return true

@@ -41,7 +41,7 @@ extension DownloadJob {
     }
 
     /// The bytes of the complete file by the source that served them (one source when there were no mirrors).
-    func sourceBytes(total: Int64) async -> [DownloadSourceBytes] {
+    func sourceBytes(total: Int64) -> [DownloadSourceBytes] {
         let served = mirrors.servedBytes
         guard !served.isEmpty else {
             let url = record.transfer.finalURL ?? record.url

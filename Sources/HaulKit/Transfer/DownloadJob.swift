@@ -21,10 +21,15 @@ struct DownloadJob {
         case failed(DownloadRecord, DownloadError)
         /// Cancelled (pause, remove, shutdown); the partial data is checkpointed.
         case stopped(DownloadRecord)
+        /// Its complete body, held in memory, is for the owner to hand to the finishing queue (this request), which
+        /// tells the host's ``FinishingReceiver`` how it ended (``FinishingQueue/handOff(_:to:)``): the download's
+        /// end is the owner's to record then. It holds no connection.
+        case handedOff(FinishingQueue.Request)
 
         var record: DownloadRecord {
             switch self {
             case .completed(let record), .failed(let record, _), .stopped(let record): record
+            case .handedOff(let request): request.record
             }
         }
     }
@@ -60,12 +65,16 @@ struct DownloadJob {
     var follower: Task<[DigestAlgorithm: String], any Error>?
     /// What the server stated about the file and each response's bytes, and what the follower found.
     let ledger: DigestLedger
+    /// Why an earlier job of this download, which handed its small file off, had it back unfinished: this job
+    /// starts by waiting that failure out as a retry, without a slot, and waits for its own file.
+    let handedOverAfter: (any Error)?
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
-        environment: JobEnvironment
+        environment: JobEnvironment, handedOverAfter: (any Error)? = nil
     ) {
         self.record = record
+        self.handedOverAfter = handedOverAfter
         self.state = state
         self.limiter = limiter
         self.host = host
@@ -105,8 +114,10 @@ struct DownloadJob {
         follower?.cancel()
         _ = await follower?.result
         await monitorLauncher.stop()
-        if case .completed = outcome {
-        } else {
+        switch outcome {
+        case .completed, .handedOff:
+            break
+        case .failed, .stopped:
             // Checkpoint what is there, so a resume starts from all of it (never after a failed sync: then only
             // what the last good checkpoint recorded is trusted).
             await monitorLauncher.checkpoint()
@@ -119,24 +130,31 @@ struct DownloadJob {
             $0.bytesPerSecond = 0
         }
         var final = outcome.record
-        if case .completed = outcome {
+        switch outcome {
+        case .completed, .handedOff:
             // The last word on its size, even when the monitor never ticked (a small file), and on what it was
-            // verified against.
+            // verified against. A handed-off file's come before it is in place (its bytes are all counted and
+            // checked; if placing them fails, the download goes on and says so again), and before its status, which
+            // comes from its owner once its finishing group has placed it.
             environment.events.yield(id, .progress(state.progress))
             if let verification = final.fingerprint?.verification {
-                let sources = await sourceBytes(total: state.current.total ?? state.current.written)
-                environment.events.yield(id, .verified(verification, sources: sources))
+                // Its sources are worked out only if someone listens.
+                let total = state.current.total ?? state.current.written
+                environment.events.yield(id, .verified(verification, sources: sourceBytes(total: total)))
             }
-        } else if let refreshed = try? await environment.store.fetch(id) {
-            // Pick up the checkpointed byte count.
-            final.transfer.durableBytes = refreshed.transfer.durableBytes
-            final.transfer.bootID = refreshed.transfer.bootID
-            final.transfer.segments = refreshed.transfer.segments
+        case .failed, .stopped:
+            if let refreshed = try? await environment.store.fetch(id) {
+                // Pick up the checkpointed byte count.
+                final.transfer.durableBytes = refreshed.transfer.durableBytes
+                final.transfer.bootID = refreshed.transfer.bootID
+                final.transfer.segments = refreshed.transfer.segments
+            }
         }
         switch outcome {
         case .completed: return .completed(final)
         case .failed(_, let error): return .failed(final, error)
         case .stopped: return .stopped(final)
+        case .handedOff: return outcome
         }
     }
 
@@ -151,6 +169,11 @@ struct DownloadJob {
         }
         retrier.observe(bytes: state.current.received)
         machine.prepared(resuming: state.current.written > 0 && board == nil)
+        if let handedOverAfter {
+            // Its finishing failed while it held no slot: waited out as any failed finishing is, then a slot first.
+            machine.slotGivenAway()
+            machine.failed(handedOverAfter, cancelled: false)
+        }
         while true {
             switch machine.step {
             case .attempt(let verifyingOverlap):
@@ -207,11 +230,15 @@ struct DownloadJob {
                 do {
                     if let failure = state.failure { throw failure }
                     // The record is taken once `finish` has made it `completed`, so the manager need not write it again.
-                    if case .refetch(let reason, let detail) = try await finish(contents) {
+                    switch try await finish(contents) {
+                    case .refetch(let reason, let detail):
                         machine.finishRejected(reason, detail: detail)
                         continue
+                    case .handOff(let request):
+                        return .handedOff(request)
+                    case .completed:
+                        return .completed(record)
                     }
-                    return .completed(record)
                 } catch {
                     machine.failed(error, cancelled: Task.isCancelled || error is CancellationError)
                 }

@@ -14,6 +14,10 @@ import Synchronization
 /// (its rename or its completion is recorded at the next start), or, for a held body, with nothing on disk or a
 /// recorded part file that is trusted as any other; a held body in place but not recorded completed is fetched
 /// again.
+///
+/// A caller either waits for its file (``finish(_:)``) or hands it off and goes on (``handOff(_:to:)``): a small
+/// download's job then ends at once, and the queue tells the download's owner how each of a group's hand-offs ended,
+/// in one call.
 final class FinishingQueue: Sendable {
     /// One complete file waiting to be moved into place.
     struct Request: Sendable {
@@ -38,12 +42,33 @@ final class FinishingQueue: Sendable {
         let destination: String
     }
 
-    private typealias Waiting = GroupWaiter<Request, FileFingerprint?>
+    /// How the finishing of a download handed off to the queue (``handOff(_:to:)``) ended: its record, with the
+    /// fingerprint of its file in place, recorded completed; or the error that stopped it (nothing of it is then
+    /// trusted, as when ``finish(_:)`` throws).
+    struct HandOffEnd: Sendable {
+        /// The request's record; on success, with the fingerprint of the file in place.
+        let record: DownloadRecord
+        let failure: (any Error)?
+    }
+
+    /// A request waiting for its group, with whoever hears how it ended.
+    private struct Waiting: Sendable {
+        enum Caller: Sendable {
+            /// A caller of ``finish(_:)``, suspended until then.
+            case awaiting(CheckedContinuation<FileFingerprint?, any Error>)
+            /// A download whose job ended at the hand-off: its end goes to the receiver, with its group's.
+            case handedOff(any FinishingReceiver)
+        }
+
+        var item: Request
+        let caller: Caller
+    }
 
     private let store: DownloadStore
     /// The reservations' listings: a held body's part path is found free in them rather than looked up.
     private let listings: DirectoryListings
     private let waiting = Mutex(GroupQueue<Waiting>())
+    private let handOffs = Atomic<Int>(0)
 
     init(store: DownloadStore, listings: DirectoryListings = DirectoryListings()) {
         self.store = store
@@ -53,14 +78,28 @@ final class FinishingQueue: Sendable {
     /// Groups processed so far (each about one commit, and one sync per directory).
     var groupCount: Int { waiting.withLock { $0.groupCount } }
 
+    /// Requests taken over from their jobs so far (``handOff(_:to:)``).
+    var handOffCount: Int { handOffs.load(ordering: .relaxed) }
+
     /// Returns once the file is durable at its destination and its record says so (with the file's fingerprint,
     /// which it returns), or throws why not.
     @discardableResult
     func finish(_ request: Request) async throws -> FileFingerprint? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FileFingerprint?, any Error>) in
-            let startsDraining = waiting.withLock { $0.add(Waiting(item: request, continuation: continuation)) }
-            if startsDraining { Task { await self.drain() } }
+            add(Waiting(item: request, caller: .awaiting(continuation)))
         }
+    }
+
+    /// Takes `request` over from its job, which ends now rather than waiting: once it is in place and recorded
+    /// completed (or failed), `receiver` hears it, together with the other hand-offs of its group.
+    func handOff(_ request: Request, to receiver: any FinishingReceiver) {
+        handOffs.add(1, ordering: .relaxed)
+        add(Waiting(item: request, caller: .handedOff(receiver)))
+    }
+
+    private func add(_ request: Waiting) {
+        let startsDraining = waiting.withLock { $0.add(request) }
+        if startsDraining { Task { await self.drain() } }
     }
 
     /// Processes groups until none is waiting. A group in place is recorded completed in the first transaction of
@@ -73,15 +112,45 @@ final class FinishingQueue: Sendable {
             let finished = placed
             let results = await Self.process(group.map(\.item), completing: finished, store: store, listings: listings)
             placed = []
+            var ends = HandOffEnds()
             for (waiting, result) in zip(group, results) {
                 switch result {
-                case .failure(let failure): waiting.fail(failure)
+                case .failure(let failure): ends.end(waiting, .failure(failure))
                 case .success(let fingerprint):
                     var waiting = waiting
                     waiting.item.record.fingerprint = fingerprint
                     placed.append(waiting)
                 }
             }
+            ends.deliver()
+        }
+    }
+
+    /// Ends waits: resumes each caller of ``finish(_:)``, and gathers the hand-offs' ends to give each receiver
+    /// all of its ends together (``deliver()``).
+    private struct HandOffEnds {
+        private var byReceiver: [ObjectIdentifier: (receiver: any FinishingReceiver, ends: [HandOffEnd])] = [:]
+
+        mutating func end(_ waiting: Waiting, _ result: Result<FileFingerprint?, any Error>) {
+            switch waiting.caller {
+            case .awaiting(let continuation):
+                continuation.resume(with: result)
+            case .handedOff(let receiver):
+                var record = waiting.item.record
+                var failure: (any Error)?
+                switch result {
+                case .success(let fingerprint): record.fingerprint = fingerprint
+                case .failure(let error): failure = error
+                }
+                byReceiver[ObjectIdentifier(receiver), default: (receiver, [])].ends.append(
+                    HandOffEnd(record: record, failure: failure))
+            }
+        }
+
+        /// Gives each receiver its ends gathered so far.
+        mutating func deliver() {
+            for (receiver, ends) in byReceiver.values { receiver.finishingEnded(ends) }
+            byReceiver = [:]
         }
     }
 
@@ -106,10 +175,14 @@ final class FinishingQueue: Sendable {
         do {
             try await store.saveLifecycleAndTransfers(
                 lifecycle: finished.map(\.item.record), transfers: held.map { requests[$0].record })
-            for waiting in finished { waiting.end(waiting.item.record.fingerprint) }
+            var ends = HandOffEnds()
+            for waiting in finished { ends.end(waiting, .success(waiting.item.record.fingerprint)) }
+            ends.deliver()
         } catch {
             // The previous group is in place, its records finalizing or with part data: see `FinishingQueue`.
-            for waiting in finished { waiting.fail(error) }
+            var ends = HandOffEnds()
+            for waiting in finished { ends.end(waiting, .failure(error)) }
+            ends.deliver()
             for index in held { results[index] = error }
             held = []
         }

@@ -34,6 +34,11 @@ protocol JobHost: DownloadEventSink {
     /// `Retry-After`, the host's request budget); returns whether it was given. ``slotNeeded(_:)`` takes one back.
     func hostWaitStarts(_ id: DownloadID, host: String, wait: Duration) async -> Bool
 
+    /// Where the finishing queue tells how the small files that jobs ended with (``DownloadJob/Outcome/handedOff(_:)``)
+    /// ended, once the owner has handed them to it (``FinishingQueue/handOff(_:to:)``); nil: the owner takes no such
+    /// file, and every job waits for its file to be in place.
+    var finishingReceiver: (any FinishingReceiver)? { get }
+
     /// A free path for `name` in `directory`, recorded for download `id`; with `replacing`, a file already there
     /// (that no other download writes) counts as free. `journal`: the download may keep a segment journal beside
     /// its part file.
