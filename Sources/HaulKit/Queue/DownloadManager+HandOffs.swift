@@ -10,11 +10,12 @@ extension DownloadManager {
     /// comes to this actor too, always comes after.
     func jobHandedOff(_ id: DownloadID, _ request: FinishingQueue.Request) async {
         let givesSlot = lifecycle.finishingStarted(id, holding: request.record.transfer.totalBytes)
-        if let receiver = jobEnvironment.host.finishingReceiver {
-            finishing.handOff(request, to: receiver)
-        } else {
-            configuration.logger.error("a job handed off a file with no receiver", metadata: ["download": "\(id)"])
+        guard let receiver = jobEnvironment.host.finishingReceiver else {
+            // Never so (a job hands off only to a host that receives): the download ends rather than waiting on.
+            return await jobEnded(
+                id, .failed(request.record, .internalError("a small file was handed off with nowhere to report")))
         }
+        finishing.handOff(request, to: receiver)
         if givesSlot { await slotGivenBack(id) }
     }
 
@@ -24,7 +25,10 @@ extension DownloadManager {
         var hosts: Set<String> = []
         for end in ends {
             let id = end.record.downloadID
-            guard let job = jobs[id] else { continue }
+            guard let job = jobs[id] else {
+                configuration.logger.error("a handed-off download ended with no job", metadata: ["download": "\(id)"])
+                continue
+            }
             if let failure = end.failure {
                 await handOver(id, job: job, ended: end.record, after: failure)
                 continue

@@ -281,9 +281,11 @@ extension DownloadManager {
     /// Returns once `id` has no job: the job running (or whose file is finishing) has ended and its end is
     /// recorded.
     func jobSettled(_ id: DownloadID) async {
-        while jobs[id] != nil || endingJobs.contains(id) {
-            await withCheckedContinuation { jobEndWaiters[id, default: []].append($0) }
-        }
+        // Once, not until no job is there: a job started again for the download after this one's end (resumed
+        // meanwhile) is not waited for. A job that takes over a failed hand-off is: it replaces the entry without
+        // an end.
+        guard jobs[id] != nil || endingJobs.contains(id) else { return }
+        await withCheckedContinuation { jobEndWaiters[id, default: []].append($0) }
     }
 
     /// Picks a free name in `directory` for `name` (`name (1).ext`, …) and reserves it for the download.

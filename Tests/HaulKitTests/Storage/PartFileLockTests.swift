@@ -54,16 +54,7 @@ struct PartFileLockTests {
         defer { close(holder) }
         // Beside it, a task that only sleeps measures how late this process's tasks wake (the whole suite shares two
         // cores): the wait may be late by as much, never by more.
-        let done = Atomic<Bool>(false)
-        let lateness = Task {
-            var late = Duration.zero
-            while !done.load(ordering: .relaxed) {
-                let before = ContinuousClock.now
-                try? await Task.sleep(for: .milliseconds(10))
-                late += max(.zero, before.duration(to: .now) - .milliseconds(10))
-            }
-            return late
-        }
+        let lateness = Lateness()
         let start = ContinuousClock.now
         await #expect {
             _ = try await PartFile.continuing(path)
@@ -71,8 +62,7 @@ struct PartFileLockTests {
             (error as? DownloadError)?.code == .destinationInUse
         }
         let waited = start.duration(to: .now)
-        done.store(true, ordering: .relaxed)
-        let late = await lateness.value
+        let late = await lateness.stop()
         #expect(waited >= PartFile.lockWait - .milliseconds(150), "gave up after \(waited)")
         #expect(waited <= PartFile.lockWait + .seconds(2) + late, "gave up after \(waited), tasks woke \(late) late")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("abcd".utf8))
@@ -83,11 +73,44 @@ struct PartFileLockTests {
         let (directory, path, holder) = try Self.heldPartFile("x")
         _ = directory
         defer { close(holder) }
-        let start = ContinuousClock.now
         let waiting = Task { try await PartFile.continuing(path) }
         try await Task.sleep(for: .milliseconds(20))
+        let lateness = Lateness()
+        let cancelled = ContinuousClock.now
         waiting.cancel()
         await #expect(throws: DownloadError.self) { _ = try await waiting.value }
-        #expect(start.duration(to: .now) < PartFile.lockWait)
+        let stopped = cancelled.duration(to: .now)
+        let late = await lateness.stop()
+        // Waiting on would take most of a second more; stopping takes at most its current sleep (100 ms).
+        #expect(stopped < .milliseconds(400) + late, "stopped \(stopped) after the cancel, tasks woke \(late) late")
+    }
+}
+
+/// How late this process's tasks wake while it runs: a task that only sleeps 10 ms at a time adds up how much later
+/// than asked each sleep ends (the whole suite shares two cores, so a bound on a wait allows for as much).
+private final class Lateness: Sendable {
+    private final class Flag: Sendable { let done = Atomic<Bool>(false) }
+
+    private let flag: Flag
+    private let task: Task<Duration, Never>
+
+    init() {
+        let flag = Flag()
+        self.flag = flag
+        task = Task {
+            var late = Duration.zero
+            while !flag.done.load(ordering: .relaxed) {
+                let before = ContinuousClock.now
+                try? await Task.sleep(for: .milliseconds(10))
+                late += max(.zero, before.duration(to: .now) - .milliseconds(10))
+            }
+            return late
+        }
+    }
+
+    /// Stops measuring; returns how late its sleeps ended, in all.
+    func stop() async -> Duration {
+        flag.done.store(true, ordering: .relaxed)
+        return await task.value
     }
 }

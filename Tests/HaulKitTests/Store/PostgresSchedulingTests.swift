@@ -58,10 +58,11 @@ struct PostgresSchedulingTests {
                 "UPDATE haul_download SET leaseConnections = 0 WHERE id = \(ghost.rawValue)", database: database)
         }
 
-        /// Waits (at most 40 s) until `count` downloads are completed; returns how long it took.
+        /// Waits (at most 55 s, short of the 60 s tick) until `count` downloads are completed; returns how long it
+        /// took.
         func completion(of count: Int) async throws -> Duration {
             let start = ContinuousClock.now
-            while start.duration(to: .now) < .seconds(40), await worker.count(in: [.completed]) < count {
+            while start.duration(to: .now) < .seconds(55), await worker.count(in: [.completed]) < count {
                 try await Task.sleep(for: .milliseconds(50))
             }
             return start.duration(to: .now)
@@ -101,8 +102,9 @@ struct PostgresSchedulingTests {
         let took = try await setup.completion(of: ids.count)
         let queued = await setup.worker.count(in: [.queued])
         #expect(await setup.worker.count(in: [.completed]) == ids.count, "\(queued) still queued")
-        // About 4 s for the first, then the small ones; the tick would have come after 60 s.
-        #expect(took < .seconds(20), "all \(ids.count) done \(took) after the connections were given back")
+        // About 4 s for the first, then the small ones (5 s for the whole test alone, 23 s for this part once in
+        // the loaded suite of a CI run); the tick would have come after 60 s.
+        #expect(took < .seconds(45), "all \(ids.count) done \(took) after the connections were given back")
         await setup.stop()
     }
 
