@@ -10,7 +10,8 @@
 # stay, per-function attribution works.
 #   bench/instructions.sh /tmp/haul-main .build-release/release/haul
 # Settings (environment): SMALL (500), LARGE (2500), KEEP (a directory: keep each callgrind.out there, for
-# callgrind_annotate). Writes bench/results/instructions-<date>-<HHMM>.csv.
+# callgrind_annotate). A binary named haul-floor (bench/floor: AsyncHTTPClient alone, `bench/floor.sh` builds it) is
+# run as the floor, to count it beside them. Writes bench/results/instructions-<date>-<HHMM>.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -30,10 +31,14 @@ count() {
     bench_file_list instructions "$files" "$list" >/dev/null
     out=$(bench_scratch "$WORK/out")
     mkdir -p "$out/files"
-    "$WORK/$name" add --state-dir "$out/state" -d "$out/files" -x 1 -i "$list" >/dev/null
+    local run
+    case $name in
+        haul-floor) run=("$WORK/$name" "$list" "$out/files" 16 sync) ;;
+        *) "$WORK/$name" add --state-dir "$out/state" -d "$out/files" -x 1 -i "$list" >/dev/null
+           run=("$WORK/$name" run -q -j 16 -d "$out/files" --state-dir "$out/state") ;;
+    esac
     local log="$WORK/$name-$files.log" dump="${KEEP:-$WORK}/callgrind-$name-$files.out"
-    valgrind --tool=callgrind --callgrind-out-file="$dump" "$WORK/$name" run -q -j 16 -d "$out/files" \
-        --state-dir "$out/state" > "$log" 2>&1
+    valgrind --tool=callgrind --callgrind-out-file="$dump" "${run[@]}" > "$log" 2>&1
     local verified=yes
     [ "$(find "$out/files" -type f | wc -l)" -eq "$files" ] || verified=NO
     for file in "$out/files"/*; do cmp -s "$file" "$WWW/instructions/$(basename "$file")" || { verified=NO; break; }; done

@@ -50,13 +50,20 @@ struct DigestHasher {
     }
 
     /// The digest's bytes (a CRC32C big-endian, as `x-goog-hash` and S3 send it).
-    func finalize() -> [UInt8] {
+    func finalize() -> [UInt8] { finalize { Array($0) } }
+
+    /// The digest in lowercase hexadecimal.
+    func finalizeHex() -> String { finalize(Self.hex) }
+
+    /// Hands the digest's bytes to `body`, in place: a digest copied into an array element by element was four
+    /// allocations.
+    private func finalize<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         switch storage {
-        case .sha256(let hasher): Array(hasher.finalize())
-        case .sha512(let hasher): Array(hasher.finalize())
-        case .sha1(let hasher): Array(hasher.finalize())
-        case .md5(let hasher): Array(hasher.finalize())
-        case .crc32c(let hasher): hasher.bigEndianBytes
+        case .sha256(let hasher): hasher.finalize().withUnsafeBytes(body)
+        case .sha512(let hasher): hasher.finalize().withUnsafeBytes(body)
+        case .sha1(let hasher): hasher.finalize().withUnsafeBytes(body)
+        case .md5(let hasher): hasher.finalize().withUnsafeBytes(body)
+        case .crc32c(let hasher): hasher.bigEndianBytes.withUnsafeBytes(body)
         }
     }
 
@@ -68,7 +75,10 @@ struct DigestHasher {
     }
 
     /// Lowercase hexadecimal, written straight into the string's storage (one allocation).
-    static func hex(_ bytes: [UInt8]) -> String {
+    static func hex(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes(hex) }
+
+    /// Lowercase hexadecimal, written straight into the string's storage (one allocation).
+    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { text in
             for (index, byte) in bytes.enumerated() {
                 text[2 * index] = hexDigit(byte >> 4)

@@ -42,7 +42,7 @@ enum FileDigest {
             }
             offset += off_t(count)
         }
-        let digests = Dictionary(uniqueKeysWithValues: zip(algorithms, hashers.map { DigestHasher.hex($0.finalize()) }))
+        let digests = Dictionary(uniqueKeysWithValues: zip(algorithms, hashers.map { $0.finalizeHex() }))
         fingerprint.sha256 = digests[.sha256]
         return (fingerprint, digests)
     }

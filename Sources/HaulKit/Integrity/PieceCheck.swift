@@ -37,7 +37,7 @@ enum PieceCheck {
                 offset += off_t(count)
                 read += Int64(count)
             }
-            if read == 0 || DigestHasher.hex(hasher.finalize()) != pieces.hashes[index] { bad.append(index) }
+            if read == 0 || hasher.finalizeHex() != pieces.hashes[index] { bad.append(index) }
         }
         return bad
     }

@@ -4,18 +4,14 @@ import Synchronization
 /// host's request budget), and takes one back before it sends. Waits of several connections of one download overlap:
 /// the slot goes with the first and comes back after the last.
 final class SlotYield: Sendable {
-    /// Gives the slot away while `host` holds the download; returns whether it was given (false: it keeps it).
-    let release: @Sendable (_ host: String, _ until: Duration) async -> Bool
-    /// Returns once the download has a slot again.
-    let reclaim: @Sendable () async -> Void
+    private let id: DownloadID
+    private let lender: any SlotLender
     private let state = Mutex<(waiting: Int, released: Bool)>((0, false))
 
-    init(
-        release: @escaping @Sendable (_ host: String, _ until: Duration) async -> Bool,
-        reclaim: @escaping @Sendable () async -> Void
-    ) {
-        self.release = release
-        self.reclaim = reclaim
+    /// The slot of download `id`, which `lender` gave it.
+    init(of id: DownloadID, from lender: any SlotLender) {
+        self.id = id
+        self.lender = lender
     }
 
     /// Sleeps `wait` on `clock` without the slot (if it can be given), then takes one back.
@@ -24,7 +20,7 @@ final class SlotYield: Sendable {
             state.waiting += 1
             return state.waiting == 1 && !state.released
         }
-        if first, await release(host, wait) { state.withLock { $0.released = true } }
+        if first, await lender.hostWaitStarts(id, host: host, wait: wait) { state.withLock { $0.released = true } }
         let slept: Result<Void, any Error>
         do {
             try await clock.sleep(for: wait)
@@ -38,7 +34,18 @@ final class SlotYield: Sendable {
             state.released = false
             return true
         }
-        if last { await reclaim() }
+        if last { await lender.slotNeeded(id) }
         try slept.get()
     }
+}
+
+/// Who gives a download its slot (its job's owner), asked by ``SlotYield`` to lend it elsewhere and give it back.
+protocol SlotLender: Sendable {
+    /// Gives the slot of download `id` to another host's download while `host` makes it wait `wait` (a
+    /// `Retry-After`, the host's request budget); returns whether it was given. ``slotNeeded(_:)`` takes one back.
+    func hostWaitStarts(_ id: DownloadID, host: String, wait: Duration) async -> Bool
+
+    /// Returns once download `id` has a slot again, before it connects after giving its slot away (its finishing
+    /// failed, it waited for space or for its host).
+    func slotNeeded(_ id: DownloadID) async
 }

@@ -27,6 +27,9 @@ extension DownloadManager {
     ///
     /// Throws ``DownloadError/Code/unknownDownload`` before changing anything if an id is unknown.
     public func resume(_ ids: [DownloadID]) async throws(DownloadError) {
+        // A download whose job has just ended (failed, say) is resumed once that end is recorded: decided before,
+        // the resume would be undone by it, and the claim it took released.
+        for id in ids where endingJobs.contains(id) { await jobSettled(id) }
         for id in ids where try await existing(id).isDamaged {
             // Its row cannot be read: there is nothing to resume from.
             throw records[id]?.lastError ?? .damagedRecord(id, reason: "unreadable")

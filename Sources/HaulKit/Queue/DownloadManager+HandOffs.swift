@@ -61,15 +61,10 @@ extension DownloadManager {
             return await jobEnded(id, .stopped(record))
         }
         records[id] = record
-        let host = hostKey(of: record)
         let state = TransferState(.init(written: 0, total: record.transfer.totalBytes))
-        let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
-        let task = Task { [record, limiter = job.limiter, environment = jobEnvironment] in
-            var job = DownloadJob(
-                record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
-                environment: environment, handedOverAfter: failure)
-            await self.jobEnded(id, await job.run())
-        }
+        let task = runJob(
+            record, state: state, limiter: job.limiter, host: hostKey(of: record), recordingRunning: false,
+            handedOverAfter: failure)
         var running = RunningJob(task: task, state: state, limiter: job.limiter)
         running.runningRecorded = job.runningRecorded
         jobs[id] = running

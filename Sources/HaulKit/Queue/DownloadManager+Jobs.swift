@@ -115,12 +115,27 @@ extension DownloadManager {
 
         let state = TransferState(.init(written: record.transfer.durableBytes, total: record.transfer.totalBytes))
         let limiter = RateLimiter(bytesPerSecond: record.options.speedLimit, clock: configuration.tickClock)
-        let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
         // With hooks or webhooks, `running` is recorded before the job starts (not at the next tick), so that every
         // start is in the outbox: a download shorter than a tick would go from queued to completed.
         let recordsRunning = eventOutbox != nil
-        let task = Task { [record, environment = jobEnvironment, store, logger = configuration.logger] in
-            if recordsRunning {
+        let task = runJob(record, state: state, limiter: limiter, host: host, recordingRunning: recordsRunning)
+        jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
+        jobs[id]?.runningRecorded = recordsRunning
+        hub.yield(id, .status(.running))
+    }
+
+    /// Runs a job of `record` in a task of its own, which reports how it ended: ``jobHandedOff(_:_:)`` for a small
+    /// file handed to the finishing queue (the download ends with its group, in ``handOffsEnded(_:)``), else
+    /// ``jobEnded(_:_:started:)``. `recordingRunning`: its `running` state is recorded before it starts;
+    /// `handedOverAfter`: the failed finishing of an earlier job's small file that this one takes over.
+    func runJob(
+        _ record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, recordingRunning: Bool,
+        handedOverAfter: (any Error)? = nil
+    ) -> Task<Void, Never> {
+        let id = record.downloadID
+        let limiterOfHost = host.isEmpty ? nil : hostLimiter(host)
+        return Task { [environment = jobEnvironment, store, logger = configuration.logger] in
+            if recordingRunning {
                 do {
                     try await store.recordRunning([record])
                 } catch {
@@ -131,16 +146,11 @@ extension DownloadManager {
             }
             var job = DownloadJob(
                 record: record, state: state, limiter: limiter, host: host, hostLimiter: limiterOfHost,
-                environment: environment)
+                environment: environment, handedOverAfter: handedOverAfter)
             let outcome = await job.run()
-            // Its job has ended: its file goes to the finishing queue, and the download ends with its group
-            // (`handOffsEnded`).
             if case .handedOff(let request) = outcome { return await self.jobHandedOff(id, request) }
             await self.jobEnded(id, outcome)
         }
-        jobs[id] = RunningJob(task: task, state: state, limiter: limiter)
-        jobs[id]?.runningRecorded = recordsRunning
-        hub.yield(id, .status(.running))
     }
 
     /// Returns once `id` is not being started (its claim awaited by ``start(_:claimed:)``).

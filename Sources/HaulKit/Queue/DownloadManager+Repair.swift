@@ -61,7 +61,7 @@ extension DownloadManager {
             report.fetchedBytes += Int64(bytes.readableBytes)
             var hasher = DigestHasher(pieces.algorithm)
             bytes.withUnsafeReadableBytes { hasher.update($0) }
-            let actual = DigestHasher.hex(hasher.finalize())
+            let actual = hasher.finalizeHex()
             guard bytes.readableBytes == range.count, actual == pieces.hashes[index] else {
                 throw DownloadError.pieceMismatch(
                     index, first: range.lowerBound, last: range.upperBound - 1, algorithm: pieces.algorithm,

@@ -74,6 +74,8 @@ public actor DownloadManager {
     /// Downloads by URL, for ``add(_:to:options:)`` to find an existing one; built on first use (a manager that only
     /// lists or edits a large queue never needs it).
     var idsByURL: [String: [DownloadID]]?
+    /// The owner text last shown in a snapshot, and how it is shown (``shownOwner(_:)``).
+    var lastShownOwner: (text: String, shown: String)?
     var reservations = DestinationReservations()
     var jobs: [DownloadID: RunningJob] = [:]
     /// Calls waiting for a download's job to end (``jobSettled(_:)``), resumed once its end is recorded.

@@ -25,8 +25,10 @@ enum ResourceKey {
 
     /// The key of `url`: the URL itself when it has no signing parameter, else the URL without them.
     static func of(_ url: String) -> String {
-        guard let question = url.firstIndex(of: "?") else { return url }
-        let end = url.firstIndex(of: "#") ?? url.endIndex
+        // Looked for among the bytes: both are ASCII, and most URLs have neither (a scan by characters was 1% of
+        // the CPU of many small downloads).
+        guard let question = url.utf8.firstIndex(of: UInt8(ascii: "?")) else { return url }
+        let end = url.utf8.firstIndex(of: UInt8(ascii: "#")) ?? url.endIndex
         guard question < end else { return url }
         let parameters = url[url.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false)
         let kept = parameters.filter { parameter in

@@ -69,7 +69,7 @@ struct ChecksumFollower: Sendable {
             guard let file = now.file, hashed < now.written else {
                 if now.finished, hashed == now.written {
                     if let pieces, piece.fed > 0 { piece.finish(pieces, ledger) }
-                    return hashers.mapValues { DigestHasher.hex($0.finalize()) }
+                    return hashers.mapValues { $0.finalizeHex() }
                 }
                 try await clock.sleep(for: idleWait)
                 continue
@@ -142,7 +142,7 @@ struct ChecksumFollower: Sendable {
         /// Compares the piece with its hash (a piece past the list is not checked) and starts the next.
         mutating func finish(_ pieces: PieceHashes, _ ledger: DigestLedger) {
             if let hasher, index < pieces.hashes.count {
-                ledger.checkedPiece(index, good: DigestHasher.hex(hasher.finalize()) == pieces.hashes[index])
+                ledger.checkedPiece(index, good: hasher.finalizeHex() == pieces.hashes[index])
             }
             index += 1
             hasher = nil
@@ -218,7 +218,7 @@ struct ChecksumFollower: Sendable {
         }
         var digests = [DigestAlgorithm: String](minimumCapacity: hashers.count)
         for hasher in hashers where digests[hasher.algorithm] == nil {
-            digests[hasher.algorithm] = DigestHasher.hex(hasher.finalize())
+            digests[hasher.algorithm] = hasher.finalizeHex()
         }
         return digests
     }

@@ -140,7 +140,7 @@ extension DownloadJob {
         -> (response: HTTPClientResponse, url: URL)
     {
         let last = bounded ? "\(request.start + 2 * settings.minimumSegmentSize - 1)" : ""
-        let (url, generation) = await target.current
+        let (url, generation, home) = target.current
         state.update {
             $0.activeConnections = 1
             $0.source = url
@@ -151,7 +151,7 @@ extension DownloadJob {
             profile.custom.append(HTTPHeaderField(name: "If-Modified-Since", value: HTTPDate.format(existingModified)))
         }
         return try await environment.session.get(
-            url, home: await target.home, profile: profile,
+            url, home: home, profile: profile,
             range: machine.terms.rangesUsable ? "bytes=\(request.start)-\(last)" : nil,
             ifRange: machine.terms.rangesUsable && request.start > 0 ? record.transfer.validator?.ifRange : nil,
             decoding: decoding,

@@ -12,7 +12,7 @@ extension DownloadJob {
     ) async throws -> PieceFailure? {
         for index in bad {
             let range = pieces.range(of: index, size: total)
-            let (primary, _) = await target.current
+            let (primary, _, _) = target.current
             let wrote = mirrors.servers(of: range)
             let all: [(url: String, mirror: Int?)] = [(primary, nil)] + mirrors.live.map { ($0.url, $0.index) }
             let candidates = all.filter { !wrote.contains($0.url) } + all.filter { wrote.contains($0.url) }
@@ -28,7 +28,7 @@ extension DownloadJob {
                 else { continue }
                 var hasher = DigestHasher(pieces.algorithm)
                 bytes.withUnsafeReadableBytes { hasher.update($0) }
-                actual = DigestHasher.hex(hasher.finalize())
+                actual = hasher.finalizeHex()
                 if actual == pieces.hashes[index] {
                     try file.write(bytes, at: range.lowerBound)
                     fixed = true
@@ -61,8 +61,7 @@ extension DownloadJob {
     /// source with `If-Range`), or nil.
     private func fetchPiece(_ range: Range<Int64>, from url: String, isMirror: Bool, total: Int64) async -> ByteBuffer?
     {
-        let home = await target.home
-        let (primary, _) = await target.current
+        let (primary, _, home) = target.current
         guard
             let response = try? await environment.session.get(
                 url, home: isMirror ? home ?? primary : home, profile: requestProfile,

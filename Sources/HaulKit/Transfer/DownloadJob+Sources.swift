@@ -30,13 +30,13 @@ extension DownloadJob {
         guard Self.sourceFailed(failure, canRefresh: target.canRefresh), let next = mirrors.takeOver() else {
             return false
         }
-        let (failed, _) = await target.current
+        let (failed, _, _) = target.current
         let reason = "it failed (\(failure.summary)); \(next.url) takes over"
         logger.notice(
             "the download's source failed; a mirror takes over",
             metadata: ["failed": "\(failed)", "mirror": "\(next.url)", "error": "\(failure.summary)"])
         if let address = URL(string: failed) { environment.events.yield(id, .mirrorDropped(address, reason: reason)) }
-        await target.takeOver(by: next.url)
+        target.takeOver(by: next.url)
         return true
     }
 

@@ -68,10 +68,10 @@ extension DownloadJob {
     /// Asks the download's URL for its first byte: how its validators (and the digest of `expected`'s algorithm)
     /// differ from those the file was fetched with, or nil when they are the same (or it could not be asked).
     mutating func changedOnServer(since expected: ExpectedDigest?) async -> String? {
-        let (url, _) = await target.current
+        let (url, _, home) = target.current
         guard
             let response = try? await environment.session.get(
-                url, home: await target.home, profile: requestProfile, range: "bytes=0-0", logger: logger
+                url, home: home, profile: requestProfile, range: "bytes=0-0", logger: logger
             ).response
         else { return nil }
         let head = ResponseHead(response, now: Date())

@@ -80,14 +80,12 @@ struct DownloadJob {
         self.host = host
         self.hostLimiter = hostLimiter
         self.environment = environment
-        target = RequestTarget(id: record.downloadID, url: record.url, provider: environment.urlProvider)
+        target = RequestTarget(
+            id: record.downloadID, url: record.url, host: host, provider: environment.urlProvider)
         // A set of its own even without mirrors: the download's URL may name some (`Link: rel=duplicate`).
         mirrors = MirrorSet(urls: record.options.mirrors.map(\.absoluteString))
         ledger = DigestLedger(verifies: record.options.serverDigests.verifies)
-        let id = record.downloadID
-        slot = SlotYield(
-            release: { [environment] host, wait in await environment.host.hostWaitStarts(id, host: host, wait: wait) },
-            reclaim: { [environment] in await environment.host.slotNeeded(id) })
+        slot = SlotYield(of: record.downloadID, from: environment.host)
         retrier = Retrier(
             id: record.downloadID, settings: environment.settings, events: environment.events, target: target,
             slot: slot, startingWith: 0)

@@ -11,7 +11,9 @@ protocol DownloadEventSink: Sendable {
 ///
 /// Every wait the owner makes a job take here is bounded by the owner's own rules (a slot is granted or the job is
 /// stopped; the job's task is cancelled on pause, removal and shutdown).
-protocol JobHost: DownloadEventSink {
+///
+/// It also lends the job its slot (``SlotLender``).
+protocol JobHost: DownloadEventSink, SlotLender {
     /// Asks for `wanted` connections to `host` for download `id` (its claim holds one): returns how many it may
     /// open, its share of the per-host limit (which a shared queue holds across its workers).
     func widenClaim(_ id: DownloadID, host: String, wanted: Int) async -> Int
@@ -21,18 +23,10 @@ protocol JobHost: DownloadEventSink {
     /// nil for an open part file.
     func finishingStarts(_ id: DownloadID, holding heldBytes: Int64?) async
 
-    /// Returns once download `id` has a slot again, before it connects after giving its slot away (its finishing
-    /// failed, it waited for space or for its host).
-    func slotNeeded(_ id: DownloadID) async
-
     /// Download `id` waits for room on its file system (`shortage`), or has room again (nil): the owner gives its
     /// slot to the next download and shows the reason. After nil, the job asks for a slot with
-    /// ``slotNeeded(_:)`` before it connects.
+    /// ``SlotLender/slotNeeded(_:)`` before it connects.
     func spaceWait(_ id: DownloadID, _ shortage: FreeSpaceShortage?) async
-
-    /// Gives the slot of download `id` to another host's download while `host` makes it wait `wait` (a
-    /// `Retry-After`, the host's request budget); returns whether it was given. ``slotNeeded(_:)`` takes one back.
-    func hostWaitStarts(_ id: DownloadID, host: String, wait: Duration) async -> Bool
 
     /// Where the finishing queue tells how the small files that jobs ended with (``DownloadJob/Outcome/handedOff(_:)``)
     /// ended, once the owner has handed them to it (``FinishingQueue/handOff(_:to:)``); nil: the owner takes no such

@@ -1,48 +1,62 @@
 import Foundation
+import Synchronization
 
 /// The URL a download's requests go to now: the one it was added with, or a fresh one the manager's
 /// ``URLProvider`` gave when that was refused. Shared by every connection of the download, so one expiry seen by
 /// several connections asks the provider once.
-actor RequestTarget {
+///
+/// Read under a lock, not through an actor: every request reads it, and a hop to an actor and back for each was two
+/// task switches per small download.
+final class RequestTarget: Sendable {
     /// Refusals that mean "this URL no longer works" rather than "you may not have this file".
     static let expiryStatuses: Set<Int> = [401, 403, 410]
+
+    private struct State {
+        var url: String
+        var generation = 0
+        var home: String?
+        /// The provider's answer being awaited, shared by every connection whose request was refused meanwhile.
+        var refreshing: Task<Bool, Never>?
+    }
 
     private let id: DownloadID
     private let added: String
     /// The added URL's host, lowercased: the host a `Retry-After` holds.
-    nonisolated let host: String
+    let host: String
     private let provider: URLProvider?
-    private(set) var url: String
-    /// Bumped each time the URL is replaced.
-    private(set) var generation = 0
-    private var refreshing: Task<URL?, Never>?
+    private let state: Mutex<State>
 
-    init(id: DownloadID, url: String, provider: URLProvider?) {
+    /// `host`: the added URL's host, lowercased (``URLHost/lowercased(in:)``), as its owner keys it.
+    init(id: DownloadID, url: String, host: String, provider: URLProvider?) {
         self.id = id
         self.added = url
-        host = URLHost.lowercased(in: url)
-        self.url = url
+        self.host = host
         self.provider = provider
+        state = Mutex(State(url: url))
     }
 
     /// Whether a refusal can be answered with a fresh URL.
-    nonisolated var canRefresh: Bool { provider != nil }
-
-    /// The URL whose origin credentials and custom headers go to, once another source took over from the added URL
-    /// (``takeOver(by:)``); nil while requests go to the added URL (or a fresh one from the provider).
-    private(set) var home: String?
+    var canRefresh: Bool { provider != nil }
 
     /// Another source of the file (a mirror) takes over from the URL that failed: every request goes to `url` from
     /// now on, and its generation is a new one. Credentials and custom headers still go only to the added URL's
     /// origin.
     func takeOver(by url: String) {
-        home = home ?? added
-        self.url = url
-        generation += 1
+        state.withLock { state in
+            state.home = state.home ?? added
+            state.url = url
+            state.generation += 1
+        }
     }
 
-    /// The URL to request and its generation (pass it to ``refresh(from:status:)`` if the request is refused).
-    var current: (url: String, generation: Int) { (url, generation) }
+    /// The URL to request, its generation (pass it to ``refresh(from:status:)`` if the request is refused) and its
+    /// home: the URL whose origin credentials and custom headers go to once another source took over from the added
+    /// URL (``takeOver(by:)``), nil while requests go to the added URL (or a fresh one from the provider). Read
+    /// together: a takeover between two reads could pair a mirror's URL with no home, and send the origin's
+    /// credentials to the mirror.
+    var current: (url: String, generation: Int, home: String?) {
+        state.withLock { ($0.url, $0.generation, $0.home) }
+    }
 
     /// What ``refresh(from:status:)`` did.
     enum Refresh: Sendable, Equatable {
@@ -55,26 +69,51 @@ actor RequestTarget {
     }
 
     /// Replaces the URL of `generation`, refused with `status`, by a fresh one; the provider is asked once per
-    /// expiry, however many connections saw it.
+    /// expiry, however many connections saw it. The fresh URL is in place before any of them returns; a mirror that
+    /// took over while the provider was asked keeps the requests (its generation is newer).
     func refresh(from generation: Int, status: Int) async -> Refresh {
         guard let provider else { return .unavailable }
-        if generation < self.generation { return .replacedElsewhere }
-        if let refreshing { return await refreshing.value != nil ? .replacedElsewhere : .unavailable }
-        guard let addedURL = URL(string: added) else { return .unavailable }
-        let request = URLRefresh(id: id, url: addedURL, refusedURL: URL(string: url) ?? addedURL, status: status)
-        // The caller's provider may block: never on an event loop.
-        let task = Task(executorPreference: TaskPlacement.offLoop) { () -> URL? in
-            guard let fresh = await provider(request), let scheme = fresh.scheme?.lowercased(),
-                scheme == "http" || scheme == "https", fresh.host != nil
-            else { return nil }
-            return fresh
+        enum Step {
+            case unavailable
+            case replacedElsewhere
+            case join(Task<Bool, Never>)
+            case ask(Task<Bool, Never>)
         }
-        refreshing = task
-        let fresh = await task.value
-        refreshing = nil
-        guard let fresh else { return .unavailable }
-        url = fresh.absoluteString
-        self.generation += 1
-        return .replaced
+        let step = state.withLock { state -> Step in
+            if generation < state.generation { return .replacedElsewhere }
+            if let refreshing = state.refreshing { return .join(refreshing) }
+            guard let addedURL = URL(string: added) else { return .unavailable }
+            let asked = state.generation
+            let request = URLRefresh(
+                id: id, url: addedURL, refusedURL: URL(string: state.url) ?? addedURL, status: status)
+            // The caller's provider may block: never on an event loop. The answer is put in place by the task
+            // itself, so whoever awaits it finds it there.
+            let task = Task(executorPreference: TaskPlacement.offLoop) { [self] () -> Bool in
+                let answer = await provider(request)
+                let fresh = answer.flatMap { url -> URL? in
+                    guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                        url.host != nil
+                    else { return nil }
+                    return url
+                }
+                return self.state.withLock { state in
+                    state.refreshing = nil
+                    // A mirror took over meanwhile (``takeOver(by:)``): its URL stands, the answer is dropped.
+                    guard state.generation == asked else { return true }
+                    guard let fresh else { return false }
+                    state.url = fresh.absoluteString
+                    state.generation += 1
+                    return true
+                }
+            }
+            state.refreshing = task
+            return .ask(task)
+        }
+        switch step {
+        case .unavailable: return .unavailable
+        case .replacedElsewhere: return .replacedElsewhere
+        case .join(let task): return await task.value ? .replacedElsewhere : .unavailable
+        case .ask(let task): return await task.value ? .replaced : .unavailable
+        }
     }
 }

@@ -250,13 +250,13 @@ struct SegmentedTransfer: Sendable {
             let minimum = environment.settings.minimumSegmentSize
             var end = min(segment.end, start + max(4 * minimum, (segment.end - start) / 2))
             if segment.end - end < minimum { end = segment.end }  // no tiny last request
-            let (primary, used) = await target.current
+            let (primary, used, home) = target.current
             switch source {
             case .primary:
                 board.requesting(segment.id, through: end)
                 generation = used
                 let response = try await environment.session.get(
-                    primary, home: await target.home, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    primary, home: home, profile: profile, range: "bytes=\(start)-\(end - 1)",
                     ifRange: validator.ifRange, logger: logger
                 ).response
                 let head: ResponseHead
@@ -264,12 +264,12 @@ struct SegmentedTransfer: Sendable {
                 part = try noteDigests(head, start: start, source: primary, representation: true)
             case .mirror(let mirror, let url, let needsCheck):
                 if needsCheck {
-                    try await check(mirror: url, home: await target.home ?? primary)
+                    try await check(mirror: url, home: home ?? primary)
                     mirrors.admit(mirror)
                 }
                 board.requesting(segment.id, through: end)
                 let response = try await environment.session.get(
-                    url, home: await target.home ?? primary, profile: profile, range: "bytes=\(start)-\(end - 1)",
+                    url, home: home ?? primary, profile: profile, range: "bytes=\(start)-\(end - 1)",
                     logger: logger
                 ).response
                 body = try acceptFromMirror(response, start: start, end: end)
@@ -281,7 +281,7 @@ struct SegmentedTransfer: Sendable {
         defer { state.update { $0.activeConnections -= 1 } }
         guard case .mirror(let mirror, _, _) = source else {
             do {
-                let (primary, _) = await target.current
+                let (primary, _, _) = target.current
                 return try await write(
                     body, segment: segment, from: start, overlap: overlap, part: part, credit: primary)
             } catch {
@@ -368,9 +368,9 @@ struct SegmentedTransfer: Sendable {
         for piece in pieces {
             let ending: BodyWriter.Ending
             do {
-                let (primary, _) = await target.current
+                let (primary, _, home) = target.current
                 let response = try await environment.session.get(
-                    primary, home: await target.home, profile: profile,
+                    primary, home: home, profile: profile,
                     range: "bytes=\(piece.lowerBound)-\(piece.upperBound - 1)", ifRange: validator.ifRange,
                     logger: logger
                 ).response

@@ -49,7 +49,7 @@ final class StreamSink: BodySink, @unchecked Sendable {
 
     /// The hex digest of every delivered byte, if ``hash(with:)`` asked for `algorithm` before the first one.
     func digest(_ algorithm: DigestAlgorithm) -> String? {
-        hashers.first { $0.algorithm == algorithm }.map { DigestHasher.hex($0.finalize()) }
+        hashers.first { $0.algorithm == algorithm }.map { $0.finalizeHex() }
     }
 
     func write(_ buffer: ByteBuffer, at offset: Int64) throws(DownloadError) {

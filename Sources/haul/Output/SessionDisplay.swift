@@ -102,13 +102,12 @@ final class SessionDisplay: Sendable {
     }
 
     private func apply(_ event: DownloadEvent, to state: inout State) {
-        if state.table[event.id] == nil {
-            guard followsNewDownloads, case .added = event.change else { return }
+        if case .added = event.change {
+            guard followsNewDownloads || state.table.contains(event.id) else { return }
         }
-        let wasRunning = state.table[event.id]?.state == .running
-        guard let entry = state.table.apply(event) else { return }
+        guard let (entry, previousState) = state.table.apply(event) else { return }
         // The start of a run already shown as running (from its snapshot) is not news.
-        if wasRunning, case .status(.running) = event.change { return }
+        if previousState == .running, case .status(.running) = event.change { return }
         state.output.changed(entry, by: event.change, in: state.table)
     }
 

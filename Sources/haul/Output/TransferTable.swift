@@ -122,11 +122,16 @@ struct TransferTable: Sendable {
         count(entry, at: all.count - 1, as: 1)
     }
 
-    /// Applies one event; returns the entry as it is now, or nil if the download is not followed.
-    mutating func apply(_ event: DownloadEvent) -> TransferEntry? {
+    /// Whether the download is followed.
+    func contains(_ id: DownloadID) -> Bool { positions[id] != nil }
+
+    /// Applies one event; returns the entry as it is now and the state it was in before the event (after the
+    /// insertion an `added` makes), or nil if the download is not followed.
+    mutating func apply(_ event: DownloadEvent) -> (entry: TransferEntry, previousState: DownloadState)? {
         if case .added(let snapshot) = event.change { insert(snapshot) }
         guard let position = positions[event.id] else { return nil }
-        var entry = all[position]
+        let previous = all[position]
+        var entry = previous
         let now = ContinuousClock.now
         switch event.change {
         case .added:
@@ -193,15 +198,37 @@ struct TransferTable: Sendable {
             entry.state = .queued
             entry.wasAlreadyComplete = false
         }
-        count(all[position], at: position, as: -1)
+        recount(from: previous, to: entry, at: position)
         all[position] = entry
-        count(entry, at: position, as: 1)
-        return entry
+        return (entry, previous.state)
     }
 
     /// Records the path a download got once its name was chosen.
     mutating func update(file: URL?, for id: DownloadID) {
         if let file, let position = positions[id] { all[position].file = file }
+    }
+
+    /// Moves the entry at `position` from `old` to `new` in the counts and totals: the counts and the running
+    /// positions change only with its state (most events are progress, a few a second for each download).
+    private mutating func recount(from old: TransferEntry, to new: TransferEntry, at position: Int) {
+        guard old.state == new.state else {
+            count(old, at: position, as: -1)
+            count(new, at: position, as: 1)
+            return
+        }
+        // Failed downloads count for nothing in the totals.
+        guard new.state != .failed else { return }
+        received += new.received - old.received
+        switch (old.expected, new.expected) {
+        case (let before?, let after?): expectedKnown += after - before
+        case (nil, let after?):
+            expectedKnown += after
+            unknownSizes -= 1
+        case (let before?, nil):
+            expectedKnown -= before
+            unknownSizes += 1
+        case (nil, nil): break
+        }
     }
 
     /// Adds `entry` to the counts and totals (`sign` 1), or takes it out (-1).

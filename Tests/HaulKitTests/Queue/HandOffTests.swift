@@ -56,9 +56,10 @@ struct HandOffTests {
         arguments: [1, 4])
     func failedFinishingHandedOver(connections: Int) async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
-        // About a second for its body: its name is reserved when the response starts, the directory comes after.
+        // Seconds for its body (the origin sends a second's worth at once, then paces the rest): its name is
+        // reserved when the response starts, the directory comes after, well before the body is complete.
         harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
-        let size = 12_000
+        let size = 48_000
         let id = try await harness.manager.add(
             harness.origin.serve("/taken/late.bin", size: size), options: DownloadOptions(connections: connections))
         try await harness.waitForProgress(id, atLeast: 1)

@@ -1,6 +1,5 @@
 import Foundation
 import HaulTestSupport
-import Synchronization
 import Testing
 
 @testable import HaulKit
@@ -35,16 +34,17 @@ struct PartFileLockTests {
         let (directory, path, holder) = try Self.heldPartFile("abc")
         _ = directory
         #expect(throws: DownloadError.self) { try PartFile(path: path, mode: .reuseLeftover) }
-        let release = Task {
-            try await Task.sleep(for: .milliseconds(50))
+        // The holder lets go from a thread of its own, 50 ms on: a task would wake as late as the suite's load makes it
+        // (in one loaded CI run, after the whole lockWait), and the test would time the pool, not the wait.
+        let start = ContinuousClock.now
+        Thread.detachNewThread {
+            usleep(50_000)
             close(holder)
         }
-        let start = ContinuousClock.now
         let file = try await PartFile.continuing(path)
         #expect(start.duration(to: .now) >= .milliseconds(40))
         #expect(try file.size() == 3)
         file.close()
-        try await release.value
     }
 
     @Test("a lock held on is refused after lockWait, and the file is left as it was")
@@ -83,34 +83,5 @@ struct PartFileLockTests {
         let late = await lateness.stop()
         // Waiting on would take most of a second more; stopping takes at most its current sleep (100 ms).
         #expect(stopped < .milliseconds(400) + late, "stopped \(stopped) after the cancel, tasks woke \(late) late")
-    }
-}
-
-/// How late this process's tasks wake while it runs: a task that only sleeps 10 ms at a time adds up how much later
-/// than asked each sleep ends (the whole suite shares two cores, so a bound on a wait allows for as much).
-private final class Lateness: Sendable {
-    private final class Flag: Sendable { let done = Atomic<Bool>(false) }
-
-    private let flag: Flag
-    private let task: Task<Duration, Never>
-
-    init() {
-        let flag = Flag()
-        self.flag = flag
-        task = Task {
-            var late = Duration.zero
-            while !flag.done.load(ordering: .relaxed) {
-                let before = ContinuousClock.now
-                try? await Task.sleep(for: .milliseconds(10))
-                late += max(.zero, before.duration(to: .now) - .milliseconds(10))
-            }
-            return late
-        }
-    }
-
-    /// Stops measuring; returns how late its sleeps ended, in all.
-    func stop() async -> Duration {
-        flag.done.store(true, ordering: .relaxed)
-        return await task.value
     }
 }
