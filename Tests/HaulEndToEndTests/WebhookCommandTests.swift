@@ -169,7 +169,7 @@ extension EndToEnd {
                     product: "haul",
                     arguments: [
                         "run", "-q", "-j", "2", "-d", directory.file("w\(number)").path, "--worker-name", "w\(number)",
-                        "--lease-timeout", "3", "--webhook", receiver.url().absoluteString, "--webhook-timeout", "2",
+                        "--lease-timeout", "9", "--webhook", receiver.url().absoluteString, "--webhook-timeout", "2",
                     ] + db)
             }
             // Kill one worker once a few completions were announced.

@@ -87,7 +87,10 @@ extension DownloadJob {
                 let board = try await startSegments(total: total, done: offset)
                 let end = head.contentRange.flatMap(ContentRange.init(parsing:))?.last.map { $0 + 1 } ?? total
                 return try await runSegmented(
-                    board, opening: .init(body: response.body, start: offset, end: end, part: part))
+                    board,
+                    opening: .init(
+                        body: response.body, start: offset, end: end, part: part,
+                        source: state.current.source ?? record.url))
             }
             // A bounded range of a file whose size the server does not tell ends where we asked, not at the end.
             let endsTheFile = head.status != 206 || !bounded || record.transfer.totalBytes != nil

@@ -54,6 +54,9 @@ struct SegmentedTransfer: Sendable {
         var end: Int64
         /// Its own digest's part in the ``DigestLedger``, if it stated one.
         var part: Int?
+        /// The URL it was requested from (before any redirect): its bytes are credited to it, whatever source
+        /// requests go to by the time they arrive.
+        var source: String
     }
 
     let id: DownloadID
@@ -239,9 +242,15 @@ struct SegmentedTransfer: Sendable {
         let start = segment.next - overlap
         let body: HTTPClientResponse.Body
         var part: Int?
+        // The URL the bytes came from, read with the request: a mirror that takes over while it is in flight gets the
+        // requests after it, not the credit for its bytes. A mirror's own bytes are provisional until confirmed.
+        let requested: String
+        let fromMirror: Int?
         if let first = opening, first.start == start {
             body = first.body
             part = first.part
+            requested = first.source
+            fromMirror = nil
             opening = nil
             board.requesting(segment.id, through: first.end)
         } else {
@@ -255,6 +264,8 @@ struct SegmentedTransfer: Sendable {
             case .primary:
                 board.requesting(segment.id, through: end)
                 generation = used
+                requested = primary
+                fromMirror = nil
                 let response = try await environment.session.get(
                     primary, home: home, profile: profile, range: "bytes=\(start)-\(end - 1)",
                     ifRange: validator.ifRange, logger: logger
@@ -268,6 +279,8 @@ struct SegmentedTransfer: Sendable {
                     mirrors.admit(mirror)
                 }
                 board.requesting(segment.id, through: end)
+                requested = url
+                fromMirror = mirror
                 let response = try await environment.session.get(
                     url, home: home ?? primary, profile: profile, range: "bytes=\(start)-\(end - 1)",
                     logger: logger
@@ -279,11 +292,10 @@ struct SegmentedTransfer: Sendable {
 
         state.update { $0.activeConnections += 1 }
         defer { state.update { $0.activeConnections -= 1 } }
-        guard case .mirror(let mirror, _, _) = source else {
+        guard let mirror = fromMirror else {
             do {
-                let (primary, _, _) = target.current
                 return try await write(
-                    body, segment: segment, from: start, overlap: overlap, part: part, credit: primary)
+                    body, segment: segment, from: start, overlap: overlap, part: part, credit: requested)
             } catch {
                 ledger.abandonPart(part)
                 throw error

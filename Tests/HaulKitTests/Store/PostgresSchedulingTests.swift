@@ -126,9 +126,9 @@ struct PostgresSchedulingTests {
         while await setup.worker.count(in: [.queued, .running]) > 0, start.duration(to: .now) < .seconds(30) {
             try await Task.sleep(for: .milliseconds(20))
         }
-        // Within a few looks (50 ms apart); the tick would have come after 60 s.
+        // Within a few looks (50 ms apart); the tick would have come after 60 s (the bound allows for the suite's load).
         #expect(await setup.worker.state(of: setup.ghost) == .completed)
-        #expect(start.duration(to: .now) < .seconds(10))
+        #expect(start.duration(to: .now) < .seconds(30))
         await setup.stop()
     }
 
@@ -151,8 +151,8 @@ struct PostgresSchedulingTests {
         let took = try await setup.completion(of: ids.count)
         #expect(await setup.worker.count(in: [.completed]) == ids.count)
         // Asked again 0.1, 0.3, 0.7, 1.5 s after it was found busy, then each second; the tick would have come after
-        // 60 s.
-        #expect(took < .seconds(10), "all \(ids.count) done \(took) after the connections were given back")
+        // 60 s (the bound allows for the suite's load).
+        #expect(took < .seconds(30), "all \(ids.count) done \(took) after the connections were given back")
         await setup.stop()
     }
 }
