@@ -242,8 +242,9 @@ struct SegmentedTransfer: Sendable {
         let start = segment.next - overlap
         let body: HTTPClientResponse.Body
         var part: Int?
-        // The URL the bytes came from, read with the request: a mirror that takes over while it is in flight gets the
-        // requests after it, not the credit for its bytes. A mirror's own bytes are provisional until confirmed.
+        // The URL the bytes came from, read with the request: a fresh URL that replaces an expired one while it is in
+        // flight gets the requests after it, not the credit for its bytes. A mirror's bytes are provisional until
+        // confirmed.
         let requested: String
         let fromMirror: Int?
         if let first = opening, first.start == start {
