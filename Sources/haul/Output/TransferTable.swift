@@ -211,32 +211,30 @@ struct TransferTable: Sendable {
     /// Moves the entry at `position` from `old` to `new` in the counts and totals: the counts and the running
     /// positions change only with its state (most events are progress, a few a second for each download).
     private mutating func recount(from old: TransferEntry, to new: TransferEntry, at position: Int) {
-        guard old.state == new.state else {
-            count(old, at: position, as: -1)
-            count(new, at: position, as: 1)
-            return
+        if old.state != new.state {
+            countState(old, at: position, as: -1)
+            countState(new, at: position, as: 1)
         }
-        // Failed downloads count for nothing in the totals.
-        guard new.state != .failed else { return }
-        received += new.received - old.received
-        switch (old.expected, new.expected) {
-        case (let before?, let after?): expectedKnown += after - before
-        case (nil, let after?):
-            expectedKnown += after
-            unknownSizes -= 1
-        case (let before?, nil):
-            expectedKnown -= before
-            unknownSizes += 1
-        case (nil, nil): break
-        }
+        countTotals(old, as: -1)
+        countTotals(new, as: 1)
     }
 
     /// Adds `entry` to the counts and totals (`sign` 1), or takes it out (-1).
     private mutating func count(_ entry: TransferEntry, at position: Int, as sign: Int) {
+        countState(entry, at: position, as: sign)
+        countTotals(entry, as: sign)
+    }
+
+    /// Adds `entry` to the count of its state and, running, to the running positions (`sign` 1), or takes it out (-1).
+    private mutating func countState(_ entry: TransferEntry, at position: Int, as sign: Int) {
         counts[entry.state, default: 0] += sign
         if entry.state == .running {
             if sign > 0 { runningPositions.insert(position) } else { runningPositions.remove(position) }
         }
+    }
+
+    /// Adds `entry`'s bytes to the totals (`sign` 1), or takes them out (-1).
+    private mutating func countTotals(_ entry: TransferEntry, as sign: Int) {
         // Failed downloads count for nothing in the totals.
         guard entry.state != .failed else { return }
         received += Int64(sign) * entry.received
