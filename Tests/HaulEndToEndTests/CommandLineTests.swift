@@ -286,7 +286,13 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 6 * 1024 * 1024 + 5
             let url = origin.serve("/p.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            // The first response stops at half the file (the resumed one is whole): a pause that comes late on a busy
+            // machine still meets a download under way, never a finished one.
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024
+                $0.stallAfter = size / 2
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let state = ["--state-dir", directory.file("state").path]
             let add = try await ChildProcess.run(
@@ -320,7 +326,13 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 4 * 1024 * 1024 + 77
             let url = origin.serve("/shared.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            // The first process's response stops at 3 MiB (the second's is whole): a kill that comes late still meets
+            // a download under way, with the second process waiting for it.
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024
+                $0.stallAfter = 3 * 1024 * 1024
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let arguments = [
                 "get", "-q", "-x", "1", "-d", directory.path, "--state-dir", directory.file("state").path,

@@ -18,7 +18,14 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 24 * 1024 * 1024 + 13
             let url = origin.serve("/big.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 16 * 1024 * 1024 }
+            let target = Int(Double(size) * fraction)
+            // The first response stops 1 MiB past the kill point (the resume is served whole): a kill that comes late
+            // on a busy machine still meets a download under way, never a finished one.
+            origin.setFaults {
+                $0.bytesPerSecond = 16 * 1024 * 1024
+                $0.stallAfter = target + 1024 * 1024
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let output = directory.file("big.bin").path
             let arguments = [
@@ -27,7 +34,6 @@ extension EndToEnd {
             ]
 
             let first = try ChildProcess(product: "haul", arguments: arguments)
-            let target = Int(Double(size) * fraction)
             if !(try await waitForFile(output + ".part", atLeast: target)) { Issue.record("no progress") }
             first.send(SIGKILL)
             #expect(try await first.wait() == SIGKILL || first.process.terminationReason == .uncaughtSignal)
@@ -61,7 +67,12 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 16 * 1024 * 1024 + 5
             let url = origin.serve("/multi.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }  // per connection: ~4 s in all
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024  // per connection: ~4 s in all
+                // Every response stops half a MiB short of a segment (a quarter of the file): the four connections
+                // still bring 3.5 MiB each, past both kill points, but a kill that comes late meets no finished file.
+                $0.stallAfter = size / 4 - 512 * 1024
+            }
             let directory = TemporaryDirectory()
             let output = directory.file("multi.bin").path
             let arguments = [
@@ -86,7 +97,10 @@ extension EndToEnd {
             let requestsBeforeKill = origin.requests(to: "/multi.bin").count
             #expect(origin.peakResponses == 4)
 
-            origin.setFaults { $0.bytesPerSecond = nil }
+            origin.setFaults {
+                $0.bytesPerSecond = nil
+                $0.stallAfter = nil
+            }
             let second = try ChildProcess(product: "haul", arguments: arguments)
             #expect(try await second.wait() == 0, "\(second.standardError)")
             let data = try #require(FileManager.default.contents(atPath: output))
@@ -167,7 +181,13 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 8 * 1024 * 1024
             let url = origin.serve("/int.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            // The first response stops at 1 MiB (the resume is served whole): a Ctrl-C that comes late still stops a
+            // download under way.
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024
+                $0.stallAfter = 1024 * 1024
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let arguments = [
                 "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", directory.path, url.absoluteString,

@@ -13,7 +13,13 @@ extension EndToEnd {
             var resource = TestOrigin.Resource(size: size)
             resource.validTokens = ["first"]
             origin.serve("/signed.bin", resource)
-            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            // Every response stops at 3 MiB and closes a second later (as the drop below does), retries too, until
+            // the token expires: a test that wakes late still expires it mid-download, never after the last byte.
+            origin.setFaults {
+                $0.bytesPerSecond = 2 * 1024 * 1024
+                $0.stallAtByte = 3 * 1024 * 1024
+                $0.stallDuration = .seconds(1)
+            }
             let added = origin.url("/signed.bin").absoluteString + "?token=first"
             let fresh = origin.url("/signed.bin").absoluteString + "?token=second"
             let calls = directory.file("calls.txt")
@@ -30,7 +36,10 @@ extension EndToEnd {
                 try await Task.sleep(for: .milliseconds(20))
             }
             origin.updateResource("/signed.bin") { $0.validTokens = ["second"] }
-            origin.setFaults { $0.bytesPerSecond = nil }
+            origin.setFaults {
+                $0.bytesPerSecond = nil
+                $0.stallAtByte = nil
+            }
             origin.dropOpenResponses()
             let status = try await child.wait(timeout: .seconds(60))
             #expect(status == 0, "\(child.standardError)")

@@ -125,7 +125,13 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 6 * 1024 * 1024
             let url = origin.serve("/held.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 1024 * 1024 }
+            // haul run's response stops at half the file (haul get's are whole): a kill that comes late still meets
+            // a download under way, never a finished one.
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024
+                $0.stallAfter = size / 2
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let state = ["--state-dir", directory.file("state").path]
             let added = try await ChildProcess.run(
@@ -150,7 +156,13 @@ extension EndToEnd {
             let origin = try await TestOrigin.start()
             let size = 4 * 1024 * 1024
             let url = origin.serve("/one.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            // Every response stops at 1 MiB and closes a second later, retries too, until the second process was
+            // refused: one that starts late on a busy machine still finds the first writing, never finished.
+            origin.setFaults {
+                $0.bytesPerSecond = 2 * 1024 * 1024
+                $0.stallAtByte = size / 4
+                $0.stallDuration = .seconds(1)
+            }
             let directory = TemporaryDirectory()
             let output = directory.file("one.bin").path
             let first = try ChildProcess(
@@ -161,7 +173,10 @@ extension EndToEnd {
                 "haul", ["get", "-q", "--state-dir", directory.file("b").path, "-o", output, url.absoluteString])
             #expect(second.status != 0)
             #expect(second.error.contains("already being written"), "\(second.error)")
-            origin.setFaults { $0.bytesPerSecond = nil }
+            origin.setFaults {
+                $0.bytesPerSecond = nil
+                $0.stallAtByte = nil
+            }
             #expect(try await first.wait() == 0, "\(first.standardError)")
             let data = try #require(FileManager.default.contents(atPath: output))
             #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil)

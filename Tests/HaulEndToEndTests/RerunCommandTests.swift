@@ -15,6 +15,14 @@ extension EndToEnd {
     struct RerunCommandTests {
         static let size = 8 * 1024 * 1024 + 3
 
+        /// The faults of each test's first run: 2 MiB/s, its one response stopping at 2 MiB (later ones are whole),
+        /// so that a signal sent late on a busy machine still meets a download under way, never a finished one.
+        static func slowFirstResponse(_ faults: inout TestOrigin.Faults) {
+            faults.bytesPerSecond = 2 * 1024 * 1024
+            faults.stallAfter = 2 << 20
+            faults.stallTimes = 1
+        }
+
         /// Starts `haul get arguments` and stops it with `signal` once its part file has `bytes`.
         static func interrupt(
             _ arguments: [String], at bytes: Int, partFile: String, with signal: Int32
@@ -31,7 +39,7 @@ extension EndToEnd {
         func interruptedStaysPut(signal: Int32) async throws {
             let origin = try await TestOrigin.start()
             let url = origin.serve("/i.bin", size: Self.size)
-            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            origin.setFaults(Self.slowFirstResponse)
             let directory = TemporaryDirectory()
             let state = directory.file("state").path
             let output = directory.file("i.bin").path
@@ -59,7 +67,7 @@ extension EndToEnd {
         func otherSpellingOfTheSameFile() async throws {
             let origin = try await TestOrigin.start()
             let url = origin.serve("/big.bin", size: Self.size)
-            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            origin.setFaults(Self.slowFirstResponse)
             let directory = TemporaryDirectory()
             let state = directory.file("state").path
             try await Self.interrupt(
@@ -90,7 +98,7 @@ extension EndToEnd {
         func signedURLAndNewToken() async throws {
             let origin = try await TestOrigin.start()
             origin.serve("/s.bin", size: Self.size)
-            origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
+            origin.setFaults(Self.slowFirstResponse)
             let directory = TemporaryDirectory()
             let state = directory.file("state").path
             let first = origin.url("/s.bin?X-Amz-Signature=aaa&X-Amz-Expires=60&part=1").absoluteString

@@ -32,7 +32,13 @@ extension EndToEnd {
             let size = 8 * 1024 * 1024 + 13
             let url = origin.serve("/resumed.bin", size: size)
             let link = 2 * 1024 * 1024
-            origin.setFaults { $0.bytesPerSecond = link }
+            // The first run's response stops at 6 MiB (the second run's is whole): a Ctrl-C that comes late still
+            // leaves bytes for the second run to fetch.
+            origin.setFaults {
+                $0.bytesPerSecond = link
+                $0.stallAfter = 6 * 1024 * 1024
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let state = ["--state-dir", directory.file("state").path]
             let download = ["-x", "1", "-d", directory.path, url.absoluteString]

@@ -16,11 +16,16 @@ extension EndToEnd {
     struct StateTroubleCommandTests {
         static let size = 6 * 1024 * 1024 + 7
 
-        /// An origin serving `/t.bin` slowly, a directory, the arguments, and a first run interrupted at 2 MiB.
+        /// An origin serving `/t.bin` slowly, a directory, the arguments, and a first run interrupted at 2 MiB. Its
+        /// response stops at 3 MiB (later ones are whole), so a Ctrl-C that comes late still finds a part file.
         static func interrupted() async throws -> (TestOrigin, TemporaryDirectory, [String]) {
             let origin = try await TestOrigin.start()
             let url = origin.serve("/t.bin", size: size)
-            origin.setFaults { $0.bytesPerSecond = 4 * 1024 * 1024 }
+            origin.setFaults {
+                $0.bytesPerSecond = 4 * 1024 * 1024
+                $0.stallAfter = 3 << 20
+                $0.stallTimes = 1
+            }
             let directory = TemporaryDirectory()
             let arguments = [
                 "get", "-q", "-x", "1", "--state-dir", directory.file("state").path, "-d", directory.path,

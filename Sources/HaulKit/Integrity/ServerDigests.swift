@@ -88,17 +88,32 @@ struct ServerDigests: Sendable, Hashable {
 extension ServerDigests {
     /// The digests among a response's headers; none when it has no digest field (the common case, checked first).
     init(_ headers: HTTPHeaders) {
-        let names: Set<String> = [
-            "repr-digest", "digest", "x-goog-hash", "x-amz-checksum-sha256", "x-amz-checksum-crc32c", "content-digest",
-            "content-md5",
-        ]
-        let fields = headers.filter {
-            names.contains($0.name.lowercased()) || $0.name.lowercased() == "x-amz-checksum-type"
-        }
-        guard fields.contains(where: { $0.name.lowercased() != "x-amz-checksum-type" }) else {
+        // Every response's fields pass here: their names are compared as bytes, without a lowercased copy each.
+        let fields = headers.filter { Self.isDigestField($0.name) || Self.isChecksumType($0.name) }
+        guard fields.contains(where: { !Self.isChecksumType($0.name) }) else {
             self.init()
             return
         }
         self.init(fields: fields.map { ($0.name, $0.value) })
+    }
+
+    /// The fields that state a digest, lowercased.
+    private static let digestFieldNames = [
+        "repr-digest", "digest", "x-goog-hash", "x-amz-checksum-sha256", "x-amz-checksum-crc32c", "content-digest",
+        "content-md5",
+    ].map { Array($0.utf8) }
+
+    private static let checksumTypeName = Array("x-amz-checksum-type".utf8)
+
+    /// Whether `name` (in any case) is one of ``digestFieldNames``.
+    static func isDigestField(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in digestFieldNames.contains { ASCIISearch.equals(bytes, lowercased: $0) } }
+    }
+
+    /// Whether `name` (in any case) is `x-amz-checksum-type`, which says what `x-amz-checksum-*` covers.
+    static func isChecksumType(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { ASCIISearch.equals($0, lowercased: checksumTypeName) }
     }
 }

@@ -75,10 +75,11 @@ final class EventHub: DownloadEventSink {
         var event: DownloadEvent?
         var ends = false
         // The first two targets kept apart: most events have one or two (`haul get`: its display and its wait), and
-        // an array for them was an allocation per event.
-        var first: (delivery: Delivery, finishes: Bool)?
-        var second: (delivery: Delivery, finishes: Bool)?
-        var others: [(delivery: Delivery, finishes: Bool)] = []
+        // an array for them was an allocation per event. A struct, not a tuple: an optional tuple is copied and
+        // destroyed through the runtime's generic tuple metadata.
+        var first: Target?
+        var second: Target?
+        var others: [Target] = []
         subscribers.withLock { subscribers in
             for (token, subscriber) in subscribers.all where subscriber.download == nil || subscriber.download == id {
                 if event == nil {
@@ -89,21 +90,29 @@ final class EventHub: DownloadEventSink {
                     default: ends = false
                     }
                 }
-                let finishes = ends && subscriber.download == id
+                let target = Target(delivery: subscriber.delivery, finishes: ends && subscriber.download == id)
                 if first == nil {
-                    first = (subscriber.delivery, finishes)
+                    first = target
                 } else if second == nil {
-                    second = (subscriber.delivery, finishes)
+                    second = target
                 } else {
-                    others.append((subscriber.delivery, finishes))
+                    others.append(target)
                 }
-                if finishes { subscribers.all.removeValue(forKey: token) }
+                if target.finishes { subscribers.all.removeValue(forKey: token) }
             }
         }
         guard let event else { return }
-        if let first { Self.deliver(event, to: first.delivery, finishing: first.finishes) }
-        if let second { Self.deliver(event, to: second.delivery, finishing: second.finishes) }
-        for other in others { Self.deliver(event, to: other.delivery, finishing: other.finishes) }
+        first?.deliver(event)
+        second?.deliver(event)
+        for other in others { other.deliver(event) }
+    }
+
+    /// Where one event goes: a subscriber's delivery, and whether the event ends its subscription.
+    private struct Target {
+        let delivery: Delivery
+        let finishes: Bool
+
+        func deliver(_ event: DownloadEvent) { EventHub.deliver(event, to: delivery, finishing: finishes) }
     }
 
     private static func deliver(_ event: DownloadEvent, to delivery: Delivery, finishing: Bool) {

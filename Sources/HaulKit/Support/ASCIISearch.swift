@@ -21,6 +21,12 @@ enum ASCIISearch {
         }
     }
 
+    /// Whether `bytes` are `name`, whose letters are lowercase, in any case (a header field's name).
+    static func equals(_ bytes: some RandomAccessCollection<UInt8>, lowercased name: [UInt8]) -> Bool {
+        guard bytes.count == name.count else { return false }
+        return zip(bytes, name).allSatisfy { Self.matches($0, $1) }
+    }
+
     /// Whether `byte` is `lowercase`, or its capital when it is a letter.
     private static func matches(_ byte: UInt8, _ lowercase: UInt8) -> Bool {
         byte == lowercase || (byte | 0x20 == lowercase && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lowercase))
