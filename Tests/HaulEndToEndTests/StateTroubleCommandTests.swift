@@ -102,6 +102,79 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        /// The state database cut short after a killed run, its log holding its start: every command exits 4 saying
+        /// it is damaged, without SQL; moved away, `--no-clobber` keeps the files already there and fetches the rest.
+        @Test(
+            "the state database cut short after a killed run: exit 4 saying it is damaged; moved away, the rest comes")
+        func stateCutShortAfterKill() async throws {
+            let origin = try await TestOrigin.start()
+            let count = 120
+            let size = 16 * 1024 + 3
+            for index in 0..<count { origin.serve("/s\(index).bin", size: size) }
+            // Slow enough that the run is killed with most of its queue left (about 4 s in all).
+            origin.setFaults { $0.bytesPerSecond = 512 * 1024 }
+            let directory = TemporaryDirectory()
+            let list = directory.file("list.txt")
+            try (0..<count).map { origin.url("/s\($0).bin").absoluteString }.joined(separator: "\n")
+                .write(to: list, atomically: true, encoding: .utf8)
+            let files = directory.file("files")
+            let state = directory.file("state")
+            let stateArguments = ["--state-dir", state.path]
+            let add = try await ChildProcess.run("haul", ["add", "-d", files.path, "-i", list.path] + stateArguments)
+            #expect(add.status == 0, "\(add.error)")
+            let run = try ChildProcess(product: "haul", arguments: ["run", "-q", "-j", "1"] + stateArguments)
+            let deadline = ContinuousClock.now + .seconds(60)
+            var done: [String] = []
+            while done.count < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                done = (try? FileManager.default.contentsOfDirectory(atPath: files.path)) ?? []
+            }
+            run.send(SIGKILL)
+            _ = try await run.wait()
+            done = try FileManager.default.contentsOfDirectory(atPath: files.path).filter { !$0.hasSuffix(".part") }
+            #expect(done.count >= 3 && done.count < count, "\(done.count) files when killed")
+            let database = state.appendingPathComponent("haul.sqlite")
+            #expect(FileManager.default.fileExists(atPath: database.path + "-wal"), "a killed run leaves its log")
+            try FileHandle(forWritingTo: database).truncate(atOffset: 8192)
+
+            for command in [["list"], ["run", "-q"], ["get", "-q", "-d", files.path, "-i", list.path]] {
+                let result = try await ChildProcess.run("haul", command + stateArguments)
+                #expect(result.status == 4, "\(command): \(result.error)")
+                #expect(result.error.contains("haul.sqlite: it is damaged"), "\(command): \(result.error)")
+                #expect(result.error.contains("move it away"), "\(command): \(result.error)")
+                #expect(!result.error.contains("SELECT"), "no SQL: \(result.error)")
+            }
+
+            // The advice followed: the database moved away with whatever lies beside it, the same list again.
+            for name in try FileManager.default.contentsOfDirectory(atPath: state.path)
+            where name.hasPrefix("haul.sqlite") {
+                try FileManager.default.moveItem(
+                    at: state.appendingPathComponent(name), to: state.appendingPathComponent(name + ".damaged"))
+            }
+            origin.setFaults { $0.bytesPerSecond = nil }
+            // Each file already there, as it is (its inode and time): --no-clobber keeps it, never writes it again.
+            func identities() throws -> [String] {
+                try done.map { name in
+                    let path = files.appendingPathComponent(name).path
+                    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                    return "\(attributes[.systemFileNumber] ?? "") \(attributes[.modificationDate] ?? "")"
+                }
+            }
+            let before = try identities()
+            let again = try await ChildProcess.run(
+                "haul", ["get", "-q", "--no-clobber", "-d", files.path, "-i", list.path] + stateArguments)
+            #expect(again.status == 0, "\(again.error)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: files.path).sorted()
+            #expect(names == (0..<count).map { "s\($0).bin" }.sorted(), "no second copies")
+            for index in 0..<count {
+                let data = try #require(
+                    FileManager.default.contents(atPath: files.appendingPathComponent("s\(index).bin").path))
+                #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil, "s\(index).bin")
+            }
+            #expect(try identities() == before, "the files already there kept as they were")
+            await origin.stop()
+        }
+
         @Test("a full disk, then space freed: exit 4 saying so, then resumed where it stopped, byte-exact")
         func fullDisk() async throws {
             guard getuid() == 0 else {

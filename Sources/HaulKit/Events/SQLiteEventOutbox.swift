@@ -48,7 +48,7 @@ final class SQLiteEventOutbox: EventOutbox {
                 for statement in Self.triggers(targets) { try db.execute(sql: statement) }
             }
         } catch {
-            throw .stateDatabase(path: path, reason: "cannot record events: \(error)")
+            throw StateDatabaseFailure.error(error, path: path, doing: "cannot record events")
         }
     }
 
@@ -136,7 +136,7 @@ final class SQLiteEventOutbox: EventOutbox {
                 ).compactMap(Self.event)
             }
         } catch {
-            throw .stateDatabase(path: path, reason: "cannot read the event outbox: \(error)")
+            throw StateDatabaseFailure.error(error, path: path, doing: "cannot read the event outbox")
         }
     }
 
@@ -170,7 +170,7 @@ final class SQLiteEventOutbox: EventOutbox {
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM event_outbox") ?? 0
             }
         } catch {
-            throw .stateDatabase(path: path, reason: "cannot read the event outbox: \(error)")
+            throw StateDatabaseFailure.error(error, path: path, doing: "cannot read the event outbox")
         }
     }
 
@@ -184,7 +184,7 @@ final class SQLiteEventOutbox: EventOutbox {
                     arguments: StatementArguments(targets)) ?? 0
             }
         } catch {
-            throw .stateDatabase(path: path, reason: "cannot read the event outbox: \(error)")
+            throw StateDatabaseFailure.error(error, path: path, doing: "cannot read the event outbox")
         }
     }
 
@@ -198,7 +198,7 @@ final class SQLiteEventOutbox: EventOutbox {
         do {
             try await database.awaitingWrite(body)
         } catch {
-            throw .stateDatabase(path: path, reason: "cannot write the event outbox: \(error)")
+            throw StateDatabaseFailure.error(error, path: path, doing: "cannot write the event outbox")
         }
     }
 }

@@ -396,12 +396,14 @@ extension DownloadError {
             isTransient: false)
     }
 
-    /// The state database at `path` is not a database (overwritten, truncated, another file).
+    /// The state database at `path` is not a database, or a read found it damaged (overwritten, truncated, another
+    /// file).
     public static func damagedStateDatabase(path: String, reason: String) -> DownloadError {
         .stateDatabase(
             path: path, reason: "it is damaged (\(reason))",
-            suggestion: "move it away (\(path).damaged, say) and run again: Haul starts a new one, and the files "
-                + "already downloaded stay; or give another --state-dir")
+            suggestion: "move it away (to \(path).damaged, say, with its -wal and -shm files if any) and run "
+                + "again: Haul starts a new one. The files already downloaded stay: with -d, add --no-clobber to keep "
+                + "them rather than fetch them again as 'NAME (1)'. Or give another --state-dir")
     }
 
     /// The shared PostgreSQL queue at `location` (its URL, password masked) cannot be reached or used.

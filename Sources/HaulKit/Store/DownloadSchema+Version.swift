@@ -22,7 +22,7 @@ extension HaulVersion {
                 return try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0
             }
         } catch {
-            throw .stateDatabase(path: url.path, reason: "cannot read its schema version: \(error)")
+            throw StateDatabaseFailure.error(error, path: url.path, doing: "cannot read its schema version")
         }
     }
 }

@@ -53,20 +53,8 @@ final class SQLiteDownloadStore: DownloadStore {
             }
             for suffix in ["-wal", "-shm"] { try FileSystem.restrictToOwner(path + suffix, creating: false) }
             locks = try DownloadLocks(path: path + "-locks")
-        } catch let error as DownloadError {
-            throw error
-        } catch let error as DatabaseError
-            where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
-        {
-            throw .damagedStateDatabase(path: path, reason: error.message ?? "\(error.resultCode)")
-        } catch let error as DatabaseError
-            where error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN
-        {
-            throw .stateDatabase(
-                path: path, reason: error.message ?? "\(error.resultCode)",
-                suggestion: "make the state directory and its files writable by you, or give another --state-dir")
         } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+            throw StateDatabaseFailure.error(error, path: path)
         }
     }
 
@@ -95,7 +83,7 @@ final class SQLiteDownloadStore: DownloadStore {
         do {
             return try await database.awaitingWrite(body)
         } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+            throw StateDatabaseFailure.error(error, path: path)
         }
     }
 
@@ -106,7 +94,7 @@ final class SQLiteDownloadStore: DownloadStore {
         do {
             return try await database.awaitingWriteWithoutTransaction(body)
         } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+            throw StateDatabaseFailure.error(error, path: path)
         }
     }
 
@@ -117,7 +105,7 @@ final class SQLiteDownloadStore: DownloadStore {
         do {
             return try await database.awaitingRead(body)
         } catch {
-            throw .stateDatabase(path: path, reason: "\(error)")
+            throw StateDatabaseFailure.error(error, path: path)
         }
     }
 
@@ -263,7 +251,7 @@ final class SQLiteDownloadStore: DownloadStore {
         guard !records.isEmpty else { return records }
         // Handed to the writer queue without a copy.
         let handoff = Handoff(records)
-        return try await write { db in
+        return try await write { [path] db in
             let statements = DownloadColumn.insertion
             var encoder = DownloadRecordEncoder()
             var inserted = handoff.take()
@@ -278,7 +266,7 @@ final class SQLiteDownloadStore: DownloadStore {
                 statements.batches, of: 1..<inserted.count, columns: statements.columns.count, values: &values, in: db
             ) { index, values in
                 guard id < Int64.max else {
-                    throw DatabaseError(resultCode: .SQLITE_FULL, message: "no download id is left")
+                    throw DownloadError.stateDatabase(path: path, reason: "no download id is left")
                 }
                 id += 1
                 inserted[index].id = id
