@@ -213,6 +213,61 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        /// The state database's file system short of room (under its floor, though SQLite could still write): the
+        /// downloads wait as they do for their own file system, asking the server nothing, and give up naming it;
+        /// with room again, the same command completes.
+        @Test("the state database's file system short of room: nothing fetched; exit 4 naming it; with room, all come")
+        func stateFileSystemFull() async throws {
+            guard getuid() == 0 else {
+                print("skipped: mounting a small file system needs root (CI runs it)")
+                return
+            }
+            let origin = try await TestOrigin.start()
+            let count = 12
+            let size = 16 * 1024 + 1
+            for index in 0..<count { origin.serve("/q\(index).bin", size: size) }
+            let directory = TemporaryDirectory()
+            let list = directory.file("list.txt")
+            try (0..<count).map { origin.url("/q\($0).bin").absoluteString }.joined(separator: "\n")
+                .write(to: list, atomically: true, encoding: .utf8)
+            let mount = directory.file("statefs")
+            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+            guard
+                try await ChildProcess.run(path: "/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mount.path])
+                    .status == 0
+            else {
+                print("skipped: tmpfs cannot be mounted here")
+                return
+            }
+            // 800 KiB left: room for SQLite, under the state's floor (5% of 32 MiB, the default floor being smaller
+            // than 16 MiB there).
+            let free = try #require(
+                try FileManager.default.attributesOfFileSystem(forPath: mount.path)[.systemFreeSize] as? NSNumber)
+            let filler = mount.appendingPathComponent("filler")
+            try Data(count: free.intValue - 800 * 1024).write(to: filler)
+            let files = directory.file("files")
+            let arguments = [
+                "get", "-q", "-d", files.path, "--state-dir", mount.appendingPathComponent("state").path,
+                "--space-wait", "1", "--space-check-interval", "0.2", "-i", list.path,
+            ]
+            let short = try await ChildProcess.run("haul", arguments)
+            #expect(short.status == 4, "\(short.error)")
+            #expect(short.error.contains("no space left") && short.error.contains(mount.path), "\(short.error)")
+            let asked = (0..<count).map { origin.requests(to: "/q\($0).bin").count }.reduce(0, +)
+            #expect(asked == 0, "nothing fetched while its end could not be recorded")
+
+            try FileManager.default.removeItem(at: filler)
+            let roomy = try await ChildProcess.run("haul", arguments)
+            #expect(roomy.status == 0, "\(roomy.error)")
+            for index in 0..<count {
+                let data = try #require(
+                    FileManager.default.contents(atPath: files.appendingPathComponent("q\(index).bin").path))
+                #expect(TestContent.firstMismatch([UInt8](data), size: size) == nil, "q\(index).bin")
+            }
+            _ = try await ChildProcess.run(path: "/bin/umount", [mount.path])
+            await origin.stop()
+        }
+
         @Test("a read-only destination: exit 4 naming it; once writable, the same command completes")
         func readOnlyDestination() async throws {
             guard getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {

@@ -115,7 +115,10 @@ public actor DownloadManager {
         self.configuration = configuration
         ownerText =
             configuration.ownsItsDownloads ? ForegroundOwner.current(label: configuration.ownerLabel).text : nil
-        engineSettings = configuration.engineSettings
+        var settings = configuration.engineSettings
+        // Downloads keep room on the state database's file system too: their ends are recorded there.
+        settings.freeSpace.stateDirectory = store.stateDirectory
+        engineSettings = settings
         self.store = store
         // Before anything is written: a change made while the manager opens (a download started again) is reported.
         eventOutbox =

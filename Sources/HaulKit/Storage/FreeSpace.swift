@@ -48,7 +48,21 @@ public struct FreeSpacePolicy: Sendable {
     /// Reads the free space of the file system holding a path; tests give a fake one. Default ``FreeSpaceReading/of(_:)``.
     public var probe: @Sendable (_ path: String) -> FreeSpaceReading? = { FreeSpaceReading.of($0) }
 
+    /// The directory of the state database, where every download's start and end are recorded; nil when there is
+    /// none on this machine (a shared database, or none at all). Set by the manager from its store. Downloads also
+    /// wait while its file system has less than ``stateFloor(of:)`` free: a download fetched while its end cannot be
+    /// recorded would be fetched again.
+    var stateDirectory: String?
+
+    /// The room a download leaves on the state database's file system: ``stateFloorBytes`` (a few times what
+    /// SQLite's log grows to between checkpoints), or the floor of that file system where that is smaller (none
+    /// with `--min-free-space 0`).
+    static let stateFloorBytes: Int64 = 16 << 20
+
     public init(minimumFreeBytes: Int64? = nil) { self.minimumFreeBytes = minimumFreeBytes }
+
+    /// The floor on the state database's file system as `reading` describes it (see ``stateDirectory``).
+    func stateFloor(of reading: FreeSpaceReading) -> Int64 { min(Self.stateFloorBytes, floor(of: reading)) }
 
     /// The default floor of a file system of `totalBytes`: 1 GiB or 5% of it, whichever is smaller.
     public static func defaultFloor(totalBytes: Int64) -> Int64 { min(1 << 30, totalBytes / 20) }
@@ -64,9 +78,12 @@ public struct FreeSpacePolicy: Sendable {
         probe(path).flatMap { shortage(reading: $0, at: path, remaining: remaining) }
     }
 
-    /// The shortage `reading` of `path`'s file system shows for `remaining` bytes still to write; nil for none.
-    func shortage(reading: FreeSpaceReading, at path: String, remaining: Int64) -> FreeSpaceShortage? {
-        let minimum = floor(of: reading)
+    /// The shortage `reading` of `path`'s file system shows for `remaining` bytes still to write above `floor`
+    /// (the file system's ``floor(of:)`` when nil); nil for none.
+    func shortage(
+        reading: FreeSpaceReading, at path: String, remaining: Int64, floor: Int64? = nil
+    ) -> FreeSpaceShortage? {
+        let minimum = floor ?? self.floor(of: reading)
         let needed = minimum + max(0, remaining)
         guard reading.availableBytes < needed else { return nil }
         return FreeSpaceShortage(

@@ -30,23 +30,32 @@ final class FreeSpaceGauge: Sendable {
 
     /// Why a download in `directory` (which may not exist yet: the nearest directory above it that does is read) that
     /// still has to write `remaining` bytes (0 when unknown) must wait; nil when there is room, or when the file
-    /// system cannot be read (a real write then says whether there is).
+    /// system cannot be read (a real write then says whether there is). The state database's file system
+    /// (``FreeSpacePolicy/stateDirectory``) must have room too, above its own floor.
     func shortage(in directory: String, remaining: Int64) -> FreeSpaceShortage? {
-        let remaining = max(0, remaining)
+        if let shortage = check(directory, remaining: max(0, remaining), floor: policy.floor(of:)) { return shortage }
+        guard let state = policy.stateDirectory, state != directory else { return nil }
+        return check(state, remaining: 0, floor: policy.stateFloor(of:))
+    }
+
+    /// ``shortage(in:remaining:)`` of one directory's file system, above the floor `floor` gives for its reading.
+    private func check(
+        _ directory: String, remaining: Int64, floor: (FreeSpaceReading) -> Int64
+    ) -> FreeSpaceShortage? {
         let now = ContinuousClock.now
         let shared = readings.withLock { readings -> Bool in
             guard var shared = readings[directory], shared.takenAt.duration(to: now) < Self.lifetime else {
                 return false
             }
             let left = shared.reading.availableBytes - shared.drawn - remaining
-            guard left >= policy.floor(of: shared.reading) else { return false }
+            guard left >= floor(shared.reading) else { return false }
             shared.drawn += remaining
             readings[directory] = shared
             return true
         }
         if shared { return nil }
         guard let (reading, path) = read(directory) else { return nil }
-        if let shortage = policy.shortage(reading: reading, at: path, remaining: remaining) {
+        if let shortage = policy.shortage(reading: reading, at: path, remaining: remaining, floor: floor(reading)) {
             readings.withLock { $0[directory] = nil }
             return shortage
         }

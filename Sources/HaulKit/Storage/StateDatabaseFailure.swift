@@ -5,7 +5,8 @@ import GRDB
 ///
 /// A damaged file is found when it is opened or only later, when a read reaches a page that is gone (a database
 /// truncated while its write-ahead log still holds the schema): either way it is ``DownloadError/damagedStateDatabase(path:reason:)``,
-/// which says to move it away. A full disk says to free space; a file that cannot be written says whose it must be.
+/// which says to move it away. A full disk is ``DownloadError/diskFull(path:)``, which a download waits out as it waits
+/// for room for its own file; a file that cannot be written says whose it must be.
 enum StateDatabaseFailure {
     /// The error for `failure`, met by the database at `path` while doing `action` ("cannot record events"; nil for
     /// the store's own work). A ``DownloadError`` thrown inside a transaction is returned as it is.
@@ -24,10 +25,9 @@ enum StateDatabaseFailure {
                 path: path, reason: said(message),
                 suggestion: "make the state directory and its files writable by you, or give another --state-dir")
         case .SQLITE_FULL:
-            return .stateDatabase(
-                path: path, reason: said(message),
-                suggestion: "free space on the file system of \(FileSystem.parent(of: path)), then run the same "
-                    + "command again (nothing downloaded is lost); or give another --state-dir")
+            // As a download's own full disk: a job waits for room (there, see `FreeSpacePolicy.stateDirectory`)
+            // rather than failing, and a command that cannot record what it adds says to free space.
+            return .diskFull(path: path)
         default:
             return .stateDatabase(path: path, reason: said("SQLite error \(code): \(message)"))
         }

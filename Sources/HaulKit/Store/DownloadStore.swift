@@ -98,6 +98,9 @@ package protocol DownloadStore: AnyObject, Sendable {
     /// claims the next ones with the starts, in the same call): true where a claim holds only the download (SQLite's
     /// lock), false (the default) where it also takes a share of its host's connections (the fleet's).
     var claimsAhead: Bool { get }
+    /// The directory of the database's files on this machine, whose file system downloads keep room on (see
+    /// ``FreeSpacePolicy``); nil where there is none (a shared database elsewhere, or memory).
+    var stateDirectory: String? { get }
     /// Where the fleet keeps its hosts' request schedules and backoff; nil (the default) for a store of one process.
     var sharedHostBudget: (any SharedHostBudget)? { get }
     /// Claims several downloads in order, each as ``claim(_:share:viewToken:)`` would (a later one sees the host's
@@ -155,6 +158,7 @@ package enum ClaimOutcome: Equatable, Sendable {
 extension DownloadStore {
     package var claimsTogether: Bool { false }
     package var claimsAhead: Bool { false }
+    package var stateDirectory: String? { nil }
     package var sharedHostBudget: (any SharedHostBudget)? { nil }
 
     package nonisolated(nonsending) func connectionsDone(_ ids: [DownloadID]) async {}

@@ -14,6 +14,9 @@ final class SQLiteDownloadStore: DownloadStore {
 
     var location: String { path }
 
+    /// The state directory: every download's start and end are written there.
+    var stateDirectory: String? { FileSystem.parent(of: path) }
+
     /// Whether this process's SQLite runs `UPDATE … FROM` (3.33, 2020; older systems, such as Ubuntu 20.04's 3.31,
     /// update one record per statement).
     static let runsUpdateFrom = sqlite3_libversion_number() >= 3_033_000

@@ -60,7 +60,8 @@ extension DownloadJob {
             if Task.isCancelled { return .cancelled }
             if let now = spaceShortage() {
                 if let longest = policy.maximumWait, waited.elapsed >= longest {
-                    return .gaveUp(.diskFull(path: path))
+                    // The file system that is short: the destination's, or the state database's.
+                    return .gaveUp(.diskFull(path: now.path))
                 }
                 if now != shortage {
                     shortage = now

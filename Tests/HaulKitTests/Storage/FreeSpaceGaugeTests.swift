@@ -92,4 +92,53 @@ struct FreeSpaceGaugeTests {
         #expect(shortage?.path == directory.path)
         #expect(shortage?.neededBytes ?? 0 > 1 << 60)
     }
+
+    /// File systems with these free bytes by path (each 1 TiB), counting the reads.
+    final class Disks: Sendable {
+        let free: [String: Int64]
+        private let log = Mutex<[String]>([])
+        init(_ free: [String: Int64]) { self.free = free }
+        var reads: [String] { log.withLock { $0 } }
+
+        /// A policy reading these file systems, with `state` as the state database's directory.
+        func policy(floor: Int64?, state: String?) -> FreeSpacePolicy {
+            var policy = FreeSpacePolicy(minimumFreeBytes: floor)
+            policy.stateDirectory = state
+            policy.probe = { path in
+                self.log.withLock { $0.append(path) }
+                return self.free[path].map { FreeSpaceReading(availableBytes: $0, totalBytes: 1 << 40) }
+            }
+            return policy
+        }
+    }
+
+    @Test("the state database's file system must have room too, above its own floor of 16 MiB at most")
+    func stateDirectory() throws {
+        let stateFloor = FreeSpacePolicy.stateFloorBytes
+        // The destination has room; the state's file system is under its floor: the download waits, naming it.
+        var gauge = FreeSpaceGauge(Disks(["/d": 1 << 40, "/s": stateFloor - 1]).policy(floor: nil, state: "/s"))
+        let shortage = try #require(gauge.shortage(in: "/d", remaining: 5_000))
+        #expect(
+            shortage
+                == FreeSpaceShortage(
+                    path: "/s", neededBytes: stateFloor, availableBytes: stateFloor - 1, floorBytes: stateFloor))
+        // Room on both: none; the state's reading is shared for a moment like any other.
+        var disks = Disks(["/d": 1 << 40, "/s": stateFloor])
+        gauge = FreeSpaceGauge(disks.policy(floor: nil, state: "/s"))
+        #expect(gauge.shortage(in: "/d", remaining: 5_000) == nil)
+        #expect(gauge.shortage(in: "/d", remaining: 5_000) == nil)
+        #expect(disks.reads == ["/d", "/s"])
+        // A smaller floor wins (`--min-free-space 1M`), and none keeps none: only a full file system stops it.
+        gauge = FreeSpaceGauge(Disks(["/d": 1 << 40, "/s": 1 << 20]).policy(floor: 1 << 20, state: "/s"))
+        #expect(gauge.shortage(in: "/d", remaining: 0) == nil)
+        gauge = FreeSpaceGauge(Disks(["/d": 1 << 40, "/s": 0]).policy(floor: 0, state: "/s"))
+        #expect(gauge.shortage(in: "/d", remaining: 0) == nil)
+        // The destination's own shortage comes first; a destination in the state directory is read once.
+        gauge = FreeSpaceGauge(Disks(["/d": 10, "/s": 0]).policy(floor: nil, state: "/s"))
+        #expect(gauge.shortage(in: "/d", remaining: 0)?.path == "/d")
+        disks = Disks(["/s": 1 << 40])
+        gauge = FreeSpaceGauge(disks.policy(floor: nil, state: "/s"))
+        #expect(gauge.shortage(in: "/s", remaining: 0) == nil)
+        #expect(disks.reads == ["/s"])
+    }
 }
