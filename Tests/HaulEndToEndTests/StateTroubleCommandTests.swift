@@ -177,22 +177,10 @@ extension EndToEnd {
 
         @Test("a full disk, then space freed: exit 4 saying so, then resumed where it stopped, byte-exact")
         func fullDisk() async throws {
-            guard getuid() == 0 else {
-                print("skipped: mounting a small file system needs root (CI runs it)")
-                return
-            }
+            let directory = TemporaryDirectory()
+            guard let mount = try await EndToEnd.smallFileSystem("3m", named: "small", in: directory) else { return }
             let origin = try await TestOrigin.start()
             let url = origin.serve("/t.bin", size: Self.size)
-            let directory = TemporaryDirectory()
-            let mount = directory.file("small")
-            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
-            guard
-                try await ChildProcess.run(path: "/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mount.path])
-                    .status == 0
-            else {
-                print("skipped: tmpfs cannot be mounted here")
-                return
-            }
             let arguments = [
                 "get", "-x", "1", "--state-dir", directory.file("state").path, "-d", mount.path,
                 // No floor: the first write that finds no room makes it wait, a second at most (docs/service.md).
@@ -218,27 +206,15 @@ extension EndToEnd {
         /// with room again, the same command completes.
         @Test("the state database's file system short of room: nothing fetched; exit 4 naming it; with room, all come")
         func stateFileSystemFull() async throws {
-            guard getuid() == 0 else {
-                print("skipped: mounting a small file system needs root (CI runs it)")
-                return
-            }
+            let directory = TemporaryDirectory()
+            guard let mount = try await EndToEnd.smallFileSystem("32m", named: "statefs", in: directory) else { return }
             let origin = try await TestOrigin.start()
             let count = 12
             let size = 16 * 1024 + 1
             for index in 0..<count { origin.serve("/q\(index).bin", size: size) }
-            let directory = TemporaryDirectory()
             let list = directory.file("list.txt")
             try (0..<count).map { origin.url("/q\($0).bin").absoluteString }.joined(separator: "\n")
                 .write(to: list, atomically: true, encoding: .utf8)
-            let mount = directory.file("statefs")
-            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
-            guard
-                try await ChildProcess.run(path: "/bin/mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", mount.path])
-                    .status == 0
-            else {
-                print("skipped: tmpfs cannot be mounted here")
-                return
-            }
             // 800 KiB left: room for SQLite, under the state's floor (5% of 32 MiB, the default floor being smaller
             // than 16 MiB there).
             let free = try #require(
