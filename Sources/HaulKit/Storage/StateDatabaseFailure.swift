@@ -4,9 +4,10 @@ import GRDB
 /// told: what happened in SQLite's words, never the statement that met it, and what to do.
 ///
 /// A damaged file is found when it is opened or only later, when a read reaches a page that is gone (a database
-/// truncated while its write-ahead log still holds the schema): either way it is ``DownloadError/damagedStateDatabase(path:reason:)``,
-/// which says to move it away. A full disk is ``DownloadError/diskFull(path:)``, which a download waits out as it waits
-/// for room for its own file; a file that cannot be written says whose it must be.
+/// truncated while its write-ahead log still holds the schema): either way it is
+/// ``DownloadError/damagedStateDatabase(path:reason:)``, which says to move it away. A full disk is
+/// ``DownloadError/diskFull(path:)``, which a download waits out as it waits for room for its own file; a file that
+/// cannot be written says whose it must be.
 enum StateDatabaseFailure {
     /// The error for `failure`, met by the database at `path` while doing `action` ("cannot record events"; nil for
     /// the store's own work). A ``DownloadError`` thrown inside a transaction is returned as it is.
