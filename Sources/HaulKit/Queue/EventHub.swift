@@ -90,7 +90,8 @@ final class EventHub: DownloadEventSink {
                     default: ends = false
                     }
                 }
-                let target = Target(delivery: subscriber.delivery, finishes: ends && subscriber.download == id)
+                let target = Target(
+                    token: token, delivery: subscriber.delivery, finishes: ends && subscriber.download == id)
                 if first == nil {
                     first = target
                 } else if second == nil {
@@ -101,14 +102,24 @@ final class EventHub: DownloadEventSink {
                 if target.finishes { subscribers.all.removeValue(forKey: token) }
             }
         }
-        guard let event else { return }
-        first?.deliver(event)
-        second?.deliver(event)
-        for other in others { other.deliver(event) }
+        guard let event, let first else { return }
+        // In the order they subscribed, not the dictionary's (which differs from one process to the next): a display
+        // that subscribed before a waiter has applied a download's end before the waiter wakes the task that reads
+        // the display (`haul get` exited 0 over a failed download when the waiter came first).
+        guard let second else { return first.deliver(event) }
+        guard others.isEmpty else {
+            for target in ([first, second] + others).sorted(by: { $0.token < $1.token }) { target.deliver(event) }
+            return
+        }
+        let (earlier, later) = first.token < second.token ? (first, second) : (second, first)
+        earlier.deliver(event)
+        later.deliver(event)
     }
 
     /// Where one event goes: a subscriber's delivery, and whether the event ends its subscription.
     private struct Target {
+        /// The subscriber's token: the order it subscribed in.
+        let token: Int
         let delivery: Delivery
         let finishes: Bool
 
