@@ -33,16 +33,19 @@ final class FreeSpaceGauge: Sendable {
     /// system cannot be read (a real write then says whether there is). The state database's file system
     /// (``FreeSpacePolicy/stateDirectory``) must have room too, above its own floor.
     func shortage(in directory: String, remaining: Int64) -> FreeSpaceShortage? {
-        if let shortage = check(directory, remaining: max(0, remaining), floor: policy.floor(of:)) { return shortage }
+        let now = ContinuousClock.now
+        if let shortage = check(directory, remaining: max(0, remaining), floor: policy.floor(of:), at: now) {
+            return shortage
+        }
         guard let state = policy.stateDirectory, state != directory else { return nil }
-        return check(state, remaining: 0, floor: policy.stateFloor(of:))
+        return check(state, remaining: 0, floor: policy.stateFloor(of:), at: now)
     }
 
-    /// ``shortage(in:remaining:)`` of one directory's file system, above the floor `floor` gives for its reading.
+    /// ``shortage(in:remaining:)`` of one directory's file system, above the floor `floor` gives for its reading, as
+    /// of `now`.
     private func check(
-        _ directory: String, remaining: Int64, floor: (FreeSpaceReading) -> Int64
+        _ directory: String, remaining: Int64, floor: (FreeSpaceReading) -> Int64, at now: ContinuousClock.Instant
     ) -> FreeSpaceShortage? {
-        let now = ContinuousClock.now
         let shared = readings.withLock { readings -> Bool in
             guard var shared = readings[directory], shared.takenAt.duration(to: now) < Self.lifetime else {
                 return false
