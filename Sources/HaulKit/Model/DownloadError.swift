@@ -340,6 +340,16 @@ extension DownloadError {
             isTransient: false)
     }
 
+    /// A completed file asked to be deleted with its download changed since Haul put it there (`how`): it is kept,
+    /// and so is the download.
+    public static func changedFileNotDeleted(path: String, how: String, id: DownloadID) -> DownloadError {
+        .init(
+            code: .fileChanged, summary: "\(path) \(how): it is not the file Haul downloaded, so it was not deleted",
+            suggestion:
+                "delete it yourself if it is no longer wanted; 'haul remove \(id)' forgets the download and keeps it",
+            isTransient: false)
+    }
+
     public static func diskFull(path: String) -> DownloadError {
         .init(
             code: .diskFull, summary: "no space left on the device writing \(path)",

@@ -68,7 +68,8 @@ extension DownloadManager {
         try await remove(id, deletingFile: false)
     }
 
-    /// Forgets a download, deleting its partial data; with `deletingFile`, also deletes the completed file.
+    /// Forgets a download, deleting its partial data; with `deletingFile`, also deletes the completed file, unless it
+    /// changed since Haul put it there: then it throws ``DownloadError/Code/fileChanged`` and keeps both.
     public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(DownloadError) {
         try await remove([id], deletingFiles: deletingFile)
     }

@@ -325,7 +325,7 @@ public actor DownloadManager {
                 if let partPath = record.partPath { try FileSystem.removeFile(partPath) }
                 if let journalPath = record.journalPath { try FileSystem.removeFile(journalPath) }
                 if deletingFiles, lifecycle.phase(of: id) == .completed, let path = record.destinationPath {
-                    try FileSystem.removeFile(path)
+                    try Self.deleteCompletedFile(at: path, of: record)
                 }
                 forgotten.append(id)
             } catch {
@@ -340,6 +340,20 @@ public actor DownloadManager {
         // Dropped once the records are deleted (a failed delete keeps them); one already dropped meanwhile is skipped.
         for id in forgotten { dropFromMemory(id) }
         return failure
+    }
+
+    /// Deletes a completed download's file, unless it changed since Haul put it there (another size, time or inode:
+    /// the user's file now, which `--delete-file` must not take with it). A file already gone is nothing to delete.
+    private static func deleteCompletedFile(at path: String, of record: DownloadRecord) throws(DownloadError) {
+        if let fingerprint = record.fingerprint {
+            switch fingerprint.compare(withFileAt: path) {
+            case .unchanged: break
+            case .missing: return
+            case let comparison:
+                throw .changedFileNotDeleted(path: path, how: fingerprint.describe(comparison), id: record.downloadID)
+            }
+        }
+        try FileSystem.removeFile(path)
     }
 
     private func dropFromMemory(_ id: DownloadID) {

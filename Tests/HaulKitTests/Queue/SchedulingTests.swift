@@ -150,6 +150,41 @@ struct SchedulingTests {
         await harness.shutdown()
     }
 
+    @Test("remove --delete-file never deletes a file that changed since Haul put it there, nor what replaced it")
+    func removeKeepsChangedFiles() async throws {
+        let harness = try await Harness.make(inMemory: true)
+        var ids: [DownloadID] = []
+        for index in 0..<4 {
+            ids.append(try await harness.manager.add(harness.origin.serve("/f\(index).bin", size: 1000)))
+        }
+        var files: [URL] = []
+        for id in ids { files.append(try await harness.manager.wait(for: id)) }
+        // 0: the user's own file now (new inode), 1: a directory in its place, 2: deleted, 3: as Haul wrote it.
+        try FileManager.default.removeItem(at: files[0])
+        try Data("my notes".utf8).write(to: files[0])
+        try FileManager.default.removeItem(at: files[1])
+        try FileManager.default.createDirectory(at: files[1], withIntermediateDirectories: false)
+        try FileManager.default.removeItem(at: files[2])
+
+        let error = await #expect(throws: DownloadError.self) {
+            try await harness.manager.remove(ids, deletingFiles: true)
+        }
+        #expect(error?.code == .fileChanged)
+        #expect(error?.summary.contains(files[0].path) == true)
+        #expect(error?.summary.contains("was not deleted") == true)
+        #expect(try String(contentsOf: files[0], encoding: .utf8) == "my notes")
+        var isDirectory: ObjCBool = false
+        #expect(
+            FileManager.default.fileExists(atPath: files[1].path, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(!FileManager.default.fileExists(atPath: files[3].path))
+        // The downloads whose files were kept stay, so that they can be forgotten without --delete-file.
+        #expect(await harness.manager.snapshots().map(\.id).sorted() == [ids[0], ids[1]])
+        try await harness.manager.remove([ids[0], ids[1]])
+        #expect(await harness.manager.snapshots().isEmpty)
+        #expect(try String(contentsOf: files[0], encoding: .utf8) == "my notes")
+        await harness.shutdown()
+    }
+
     @Test("a speed limit holds, and can be changed while the download runs")
     func speedLimit() async throws {
         let harness = try await Harness.make()
