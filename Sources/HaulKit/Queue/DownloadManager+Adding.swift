@@ -46,10 +46,16 @@ extension DownloadManager {
         var freshURLs: [URL] = []
         var files: Set<String> = []
         var existing: [DownloadID] = []
+        var existingSeen: Set<DownloadID> = []
         /// Existing downloads given another checksum now: a completed file is checked against it.
         var newChecksums: Set<DownloadID> = []
         var shared: OutOfLine<DownloadOptions>?
         var lastResolved: (given: DownloadDestination?, resolved: DownloadDestination?)?
+        /// The fresh records of this batch by ``ResourceKey`` (positions in `fresh`): the same download asked for
+        /// twice in one batch is one download, as when it is asked for again later.
+        var freshByKey: [String: [Int]] = [:]
+        /// Positions in the results that repeat a fresh record of this batch (its position in `fresh`).
+        var repeats: [(result: Int, fresh: Int)] = []
         let requests = try downloads.map { (given, destination, givenOptions) throws(DownloadError) in
             let (url, options) = Self.separatingCredentials(given, givenOptions)
             try Self.validate(url)
@@ -70,6 +76,21 @@ extension DownloadManager {
                 resolved = resolve(destination)
                 if case .file = resolved {} else { lastResolved = (destination, resolved) }
             }
+            let key = ResourceKey.of(text)
+            if let earlier = freshByKey[key]?.first(where: {
+                Self.sameDestination(fresh[$0].requestedDestination, resolved)
+            }) {
+                // Asked for twice in this batch: the later request's URL and options, as for a download asked for again.
+                if fresh[earlier].url != text {
+                    fresh[earlier].url = text
+                    freshURLs[earlier] = url.baseURL == nil ? url : url.absoluteURL
+                }
+                let merged = fresh[earlier].options.merging(options)
+                if merged != fresh[earlier].options { fresh[earlier].options = merged }
+                repeats.append((results.count, earlier))
+                results.append(nil)
+                continue
+            }
             if case .file(let file) = resolved {
                 // Two downloads never write one file: not two in this batch, nor one beside an unfinished other.
                 guard files.insert(file.path).inserted else {
@@ -87,7 +108,8 @@ extension DownloadManager {
                 // Resumed if paused, failed or interrupted, and run by this manager from now on.
                 if records[id]?.isDamaged == false {
                     if await takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
-                    existing.append(id)
+                    // Once, if the batch asks for it twice.
+                    if existingSeen.insert(id).inserted { existing.append(id) }
                 }
                 results.append(id)
                 continue
@@ -101,6 +123,7 @@ extension DownloadManager {
                 createdAt: now, updatedAt: now)
             record.owner = ownerText
             if case .file(let file) = resolved { record.destinationPath = file.path }
+            freshByKey[key, default: []].append(fresh.count)
             freshPositions.append(results.count)
             freshURLs.append(url.baseURL == nil ? url : url.absoluteURL)
             results.append(nil)
@@ -128,6 +151,7 @@ extension DownloadManager {
             hub.yield(record.downloadID, .added(snapshot(of: record, url: freshURLs[index])))
             hub.yield(record.downloadID, .status(paused ? .paused : .queued))
         }
+        for (result, earlier) in repeats { results[result] = results[freshPositions[earlier]] }
         await schedule()
         return results.map { $0! }
     }

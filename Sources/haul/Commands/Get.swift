@@ -92,7 +92,9 @@ struct Get: AsyncParsableCommand {
         let ids: [DownloadID]
         do {
             let metalinked = try await request.metalinkAdditions(options, manager: manager)
-            ids = try await manager.add(contentsOf: additions + metalinked)
+            // A URL given twice is one download: shown and counted once.
+            var seen: Set<DownloadID> = []
+            ids = try await manager.add(contentsOf: additions + metalinked).filter { seen.insert($0).inserted }
         } catch {
             // A Metalink fetched now that cannot be used is the command's failure, as a refused download is.
             let failure = (error as? DownloadError) ?? DownloadError.invalidRequest("\(error)")

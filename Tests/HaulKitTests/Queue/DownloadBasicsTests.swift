@@ -239,6 +239,32 @@ struct DownloadBasicsTests {
         await harness.shutdown()
     }
 
+    @Test("the same URL twice in one batch is one download: once fetched, no second copy, the later options taken")
+    func sameURLTwiceInOneBatch() async throws {
+        let harness = try await Harness.make(inMemory: true)
+        let url = harness.origin.serve("/doubled.bin", size: 5000)
+        let other = harness.origin.serve("/other.bin", size: 3000)
+        let file = harness.directory.file("named.bin")
+        let ids = try await harness.manager.add(
+            contentsOf: [
+                (url, nil, .init()), (other, nil, .init()), (url, nil, .init(priority: 7)),
+                (url, .file(file), .init()), (url, .file(file), .init()),
+            ])
+        #expect(ids[0] == ids[2])
+        #expect(ids[3] == ids[4])
+        #expect(Set(ids).count == 3)
+        #expect(await harness.manager.snapshot(ids[0])?.options.priority == 7)
+        for id in Set(ids) { _ = try await harness.manager.wait(for: id) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
+        #expect(!names.contains { $0.hasPrefix("doubled (") })
+        expectContent(harness.directory.file("doubled.bin"), size: 5000)
+        expectContent(file, size: 5000)
+        // doubled.bin once into the directory, once as named.bin (another destination: another download).
+        #expect(harness.origin.requests(to: "/doubled.bin").count == 2)
+        #expect(await harness.manager.snapshots().count == 3)
+        await harness.shutdown()
+    }
+
     @Test("adding again to a directory that did not exist the first time finds the same download")
     func addingToNewDirectoryAgain() async throws {
         let harness = try await Harness.make(inMemory: true)
