@@ -140,6 +140,30 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("-i reads a FIFO (as `-i <(grep … list)` gives) to its end, once")
+        func inputFromFIFO() async throws {
+            let origin = try await TestOrigin.start()
+            let urls = [origin.serve("/f0.bin", size: 70_000), origin.serve("/f1.bin", size: 1234)]
+            let directory = TemporaryDirectory()
+            let fifo = directory.file("urls.fifo").path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            // The writer blocks until haul opens the FIFO, then writes the list and closes it.
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", "printf '%s\\n%s\\n' \"$1\" \"$2\" > \"$0\"", fifo] + urls.map(\.absoluteString)
+            try writer.run()
+            let result = try await ChildProcess.run(
+                "haul", ["get", "-q", "-d", directory.path, "-i", fifo, "--state-dir", directory.file("state").path])
+            // A haul that never opened the FIFO leaves the writer waiting for a reader.
+            if writer.isRunning { writer.terminate() }
+            writer.waitUntilExit()
+            #expect(result.status == 0, "\(result.error)")
+            #expect(TestContent.firstMismatch(try #require(directory.contents("f0.bin")), size: 70_000) == nil)
+            #expect(TestContent.firstMismatch(try #require(directory.contents("f1.bin")), size: 1234) == nil)
+            #expect(origin.requests.count == 2)
+            await origin.stop()
+        }
+
         @Test("--json prints one parseable object per event and a final summary")
         func jsonOutput() async throws {
             let origin = try await TestOrigin.start()
@@ -318,6 +342,44 @@ extension EndToEnd {
             let requests = origin.requests(to: "/p.bin")
             #expect(requests.count == 2)
             #expect(requests.last?.range != nil && requests.last?.range != "bytes=0-")
+            await origin.stop()
+        }
+
+        @Test("haul remove from another terminal: the run shows the download removed, not failed, and exits 0")
+        func removeFromAnotherProcess() async throws {
+            let origin = try await TestOrigin.start()
+            let size = 6 * 1024 * 1024 + 5
+            let slow = origin.serve("/slow.bin", size: size)
+            let small = origin.serve("/small.bin", size: 1000)
+            // The slow one's first response stops at half the file: a removal that comes late still meets it running.
+            origin.setFaults {
+                $0.bytesPerSecond = 1024 * 1024
+                $0.stallAfter = size / 2
+                $0.stallTimes = 1
+            }
+            let directory = TemporaryDirectory()
+            let state = ["--state-dir", directory.file("state").path]
+            let add = try await ChildProcess.run(
+                "haul", ["add", "-x", "1", "-d", directory.path, small.absoluteString, slow.absoluteString] + state)
+            #expect(add.status == 0, "\(add.error)")
+
+            let runner = try ChildProcess(product: "haul", arguments: ["run", "-j", "2", "--json"] + state)
+            try await waitForFile(directory.file("slow.bin.part").path, atLeast: 256 * 1024)
+            #expect(directory.contents("small.bin")?.count == 1000)
+            let remove = try await ChildProcess.run("haul", ["remove", "--all"] + state)
+            #expect(remove.status == 0, "\(remove.error)")
+            #expect(try await runner.wait(timeout: .seconds(30)) == 0, "\(runner.standardError)")
+            #expect(!runner.standardError.contains("removed by another"), "no error line: \(runner.standardError)")
+            let summaryLine = try #require(
+                runner.standardOutput.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(summaryLine.utf8)) as? [String: Any])
+            #expect(summary["exitCode"] as? Int == 0)
+            #expect(summary["failed"] as? Int == 0)
+            #expect(summary["completed"] as? Int == 1, "the one completed before the removal stays completed")
+            let states = (summary["downloads"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }.sorted()
+            #expect(states == ["completed", "removed"])
+            #expect(directory.contents("small.bin")?.count == 1000, "its file stays (no --delete-file)")
             await origin.stop()
         }
 

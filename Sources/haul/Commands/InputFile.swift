@@ -47,9 +47,7 @@ struct InputFile {
     static func reader(for path: String) throws -> Reader {
         let data = try read.withLock { read in
             if let known = read[path] { return known }
-            let contents =
-                path == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            let contents = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : readWhole(path)
             guard let contents else {
                 throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
             }
@@ -60,6 +58,18 @@ struct InputFile {
             throw ValidationError("cannot read the input file \(path): check that it exists and is UTF-8 text")
         }
         return Reader(text: text, name: path)
+    }
+
+    /// The whole of the file at `path`, read to its end: a pipe or FIFO too (`-i <(grep … urls.txt)`), which
+    /// `FileManager.contents(atPath:)` refuses. Nil if it cannot be opened or read (missing, a directory).
+    private static func readWhole(_ path: String) -> Data? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            return nil
+        }
     }
 
     /// The entries of a list's text, one at a time: an entry is complete when the next URL line, or the end, comes.

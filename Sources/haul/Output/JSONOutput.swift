@@ -91,7 +91,7 @@ final class JSONOutput: SessionOutput {
             var item = JSONRecord(type: "download", id: entry.id.rawValue)
             item.url = entry.url
             item.file = entry.file?.path
-            item.state = entry.state.rawValue
+            item.state = entry.removed ? "removed" : entry.state.rawValue
             item.bytes = entry.received
             item.totalBytes = entry.expected
             item.seconds = entry.wasAlreadyComplete ? nil : entry.seconds.map(Self.milliseconds)

@@ -30,6 +30,8 @@ final class PlainOutput: SessionOutput {
             return "haul: #\(entry.id) getting \(entry.url)\(resuming)"
         case .status(.paused):
             return "haul: #\(entry.id) paused by another haul command; 'haul resume \(entry.id)' continues it"
+        case .status(.removed) where entry.removed:
+            return "haul: #\(entry.id) removed by another haul command"
         case .waitingForSpace(let shortage?):
             return "haul: #\(entry.id) \(shortage); it goes on by itself once there is room"
         case .waitingForSpace(nil):

@@ -18,7 +18,7 @@ final class TerminalOutput: SessionOutput {
         switch change {
         case .status(.failed(let error)):
             errors.append(error.description)
-        case .status(.completed), .restarted, .status(.paused), .waitingForSpace:
+        case .status(.completed), .restarted, .status(.paused), .status(.removed), .waitingForSpace:
             if let line = PlainOutput.line(for: entry, change) { messages.append(Self.stripPrefix(line)) }
         default:
             break
@@ -85,6 +85,7 @@ final class TerminalOutput: SessionOutput {
         if waiting > 0 { parts.append("\(waiting) waiting for space") }
         parts.append("\(counts[.completed] ?? 0) done")
         if let failed = counts[.failed], failed > 0 { parts.append("\(failed) failed") }
+        if table.removedCount > 0 { parts.append("\(table.removedCount) removed") }
         // Failed downloads count for nothing; a size still unknown makes the total unknown.
         let received = table.received
         let expected = table.expected
@@ -137,10 +138,11 @@ final class TerminalOutput: SessionOutput {
     /// The end-of-session table: per file its size, time, average speed and result.
     static func summary(of entries: [TransferEntry], width: Int, elapsed: Double, listedDone: Int = 20) -> String {
         guard !entries.isEmpty else { return "" }
-        let failed = entries.filter { $0.state == .failed }
+        let removed = entries.filter(\.removed)
+        let failed = entries.filter { $0.state == .failed && !$0.removed }
         let done = entries.filter { $0.state == .completed }
-        let other = entries.filter { $0.state != .failed && $0.state != .completed }
-        let shown = Array(done.prefix(listedDone)) + failed + other
+        let other = entries.filter { $0.state != .failed && $0.state != .completed && !$0.removed }
+        let shown = Array(done.prefix(listedDone)) + failed + other + removed
         let nameColumns = min(40, max(12, shown.map(\.name.count).max() ?? 12))
         var text =
             "\n"
@@ -154,6 +156,7 @@ final class TerminalOutput: SessionOutput {
             let speed = measured ? entry.averageBytesPerSecond.map(ByteFormat.rate) ?? "-" : "-"
             let result: String
             switch entry.state {
+            case _ where entry.removed: result = "removed by another haul command"
             case .completed:
                 result =
                     (entry.wasAlreadyComplete ? "already complete" : "done")
@@ -174,6 +177,7 @@ final class TerminalOutput: SessionOutput {
         var totals = "\(entries.count) download\(entries.count == 1 ? "" : "s"): \(done.count) done"
         if !failed.isEmpty { totals += ", \(failed.count) failed" }
         if !other.isEmpty { totals += ", \(other.count) not finished" }
+        if !removed.isEmpty { totals += ", \(removed.count) removed" }
         totals += "; \(ByteFormat.size(bytes)) fetched in \(ByteFormat.duration(elapsed))"
         if elapsed > 0 { totals += " (\(ByteFormat.rate(Double(bytes) / elapsed)))" }
         return text + totals + "\n"

@@ -31,6 +31,9 @@ struct TransferEntry: Sendable {
     var verification: DownloadVerification?
     /// The bytes each source served (its URL, mirrors, one that took over).
     var sources: [DownloadSourceBytes] = []
+    /// Removed by another command before it completed: neither finished nor failed, and counted apart (its
+    /// ``state`` is the last it had).
+    var removed = false
 
     init(_ snapshot: DownloadSnapshot) {
         id = snapshot.id
@@ -87,8 +90,10 @@ struct TransferTable: Sendable {
     /// In the order they were first seen.
     private(set) var all: [TransferEntry] = []
     private var positions: [DownloadID: Int] = [:]
-    /// How many are in each state.
+    /// How many are in each state (those removed apart).
     private(set) var counts: [DownloadState: Int] = [:]
+    /// How many were removed by another command before they completed (in no state's count).
+    private(set) var removedCount = 0
     /// The positions of the running ones.
     private var runningPositions: Set<Int> = []
     /// Bytes received by the downloads that did not fail.
@@ -171,9 +176,13 @@ struct TransferTable: Sendable {
             entry.bytesPerSecond = 0
             entry.connections = 0
         case .status(.removed):
-            entry.state = .failed
-            entry.error = entry.error ?? .invalidRequest("removed by another haul command")
-            entry.finishedAt = now
+            // A completed one stays completed: its file was fetched (and is there unless it was deleted with it).
+            if entry.state != .completed {
+                entry.removed = true
+                entry.finishedAt = now
+                entry.bytesPerSecond = 0
+                entry.connections = 0
+            }
         case .progress(let progress):
             entry.received = progress.receivedBytes
             entry.expected = progress.expectedBytes ?? entry.expected
@@ -211,7 +220,7 @@ struct TransferTable: Sendable {
     /// Moves the entry at `position` from `old` to `new` in the counts and totals: the counts and the running
     /// positions change only with its state (most events are progress, a few a second for each download).
     private mutating func recount(from old: TransferEntry, to new: TransferEntry, at position: Int) {
-        if old.state != new.state {
+        if old.state != new.state || old.removed != new.removed {
             countState(old, at: position, as: -1)
             countState(new, at: position, as: 1)
         }
@@ -227,6 +236,10 @@ struct TransferTable: Sendable {
 
     /// Adds `entry` to the count of its state and, running, to the running positions (`sign` 1), or takes it out (-1).
     private mutating func countState(_ entry: TransferEntry, at position: Int, as sign: Int) {
+        guard !entry.removed else {
+            removedCount += sign
+            return
+        }
         counts[entry.state, default: 0] += sign
         if entry.state == .running {
             if sign > 0 { runningPositions.insert(position) } else { runningPositions.remove(position) }
@@ -235,8 +248,8 @@ struct TransferTable: Sendable {
 
     /// Adds `entry`'s bytes to the totals (`sign` 1), or takes them out (-1).
     private mutating func countTotals(_ entry: TransferEntry, as sign: Int) {
-        // Failed downloads count for nothing in the totals.
-        guard entry.state != .failed else { return }
+        // Failed and removed downloads count for nothing in the totals.
+        guard entry.state != .failed, !entry.removed else { return }
         received += Int64(sign) * entry.received
         if let expected = entry.expected { expectedKnown += Int64(sign) * expected } else { unknownSizes += sign }
     }
