@@ -74,21 +74,33 @@ enum FileNamer {
         guard name.utf8.count > maximumLength else { return name }
         let (stem, suffix) = split(name)
         let keptSuffix = suffix.utf8.count <= 32 ? suffix : ""
-        var budget = maximumLength - keptSuffix.utf8.count
-        var shortened = ""
-        for character in stem {
-            let size = character.utf8.count
-            if size > budget { break }
-            shortened.append(character)
-            budget -= size
-        }
-        return shortened + keptSuffix
+        return leading(stem, bytes: maximumLength - keptSuffix.utf8.count) + keptSuffix
     }
 
-    /// `name (n).ext` for the n-th alternative when a name is taken (`archive (1).tar.gz`).
+    /// `name (n).ext` for the n-th alternative when a name is taken (`archive (1).tar.gz`), within
+    /// ``maximumLength``: a long stem is cut before ` (n)` is added, so that every `n` gives another name (cutting
+    /// the whole name took ` (n)` off again: a long name that was taken was tried forever).
     static func alternative(_ name: String, number: Int) -> String {
         let (stem, suffix) = split(name)
-        return capped("\(stem) (\(number))\(suffix)")
+        let marker = " (\(number))"
+        let whole = stem + marker + suffix
+        guard whole.utf8.count > maximumLength else { return whole }
+        let keptSuffix = suffix.utf8.count <= 32 ? suffix : ""
+        return leading(stem, bytes: maximumLength - marker.utf8.count - keptSuffix.utf8.count) + marker + keptSuffix
+    }
+
+    /// The whole characters of `text` that fit in `bytes` UTF-8 bytes, from its start.
+    private static func leading(_ text: String, bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var budget = bytes
+        var kept = ""
+        for character in text {
+            let size = character.utf8.count
+            if size > budget { break }
+            kept.append(character)
+            budget -= size
+        }
+        return kept
     }
 
     /// Whether a name says the file is compressed, so a `Content-Encoding: gzip` body is the file itself.

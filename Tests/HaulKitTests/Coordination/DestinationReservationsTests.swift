@@ -26,6 +26,20 @@ struct DestinationReservationsTests {
         }
     }
 
+    @Test("a long name that is taken gets `name (1)`, cut to fit: it was looked for forever")
+    func longNameTaken() throws {
+        let directory = TemporaryDirectory()
+        let name = try #require(FileNamer.sanitise(String(repeating: "a", count: 240) + ".bin"))
+        try Self.leftover.write(to: directory.file(name))
+        var reservations = DestinationReservations()
+        let first = reservations.reserve(name, in: directory.path, for: 1) { _ in true }
+        let second = reservations.reserve(name, in: directory.path, for: 2) { _ in true }
+        #expect(first.hasSuffix(" (1).bin") && second.hasSuffix(" (2).bin"), "\(first) \(second)")
+        for path in [first, second] {
+            #expect(URL(fileURLWithPath: path).lastPathComponent.utf8.count <= FileNamer.maximumLength)
+        }
+    }
+
     @Test("a listed directory still finds free only names that nobody made: before it was listed or after")
     func listedDirectory() throws {
         let directory = TemporaryDirectory()

@@ -137,6 +137,29 @@ struct HeaderParsingTests {
         #expect(FileNamer.alternative(name, number: number) == expected)
     }
 
+    @Test("alternatives of names at the length limit: every number another name, within the limit, ` (n)` kept")
+    func alternativesOfLongNames() throws {
+        for base in [
+            String(repeating: "a", count: 300) + ".bin", String(repeating: "\u{E9}", count: 200) + ".bin",
+            String(repeating: "b", count: 251) + ".tar.gz", String(repeating: "c", count: 300),
+            "d." + String(repeating: "e", count: 60),
+        ] {
+            let name = try #require(FileNamer.sanitise(base))
+            var seen: Set<String> = [name]
+            for number in [1, 2, 9, 10, 11, 100, 12_345] {
+                let alternative = FileNamer.alternative(name, number: number)
+                #expect(alternative.utf8.count <= FileNamer.maximumLength, "\(alternative)")
+                #expect(alternative.contains(" (\(number))"), "\(alternative)")
+                #expect(seen.insert(alternative).inserted, "\(number) gives a name of its own: \(alternative)")
+                #expect(String(validating: Array(alternative.utf8), as: UTF8.self) != nil)
+                let (_, suffix) = FileNamer.split(name)
+                if suffix.utf8.count <= 32 { #expect(alternative.hasSuffix(suffix), "\(alternative)") }
+            }
+        }
+        let short = "d." + String(repeating: "e", count: 60)
+        #expect(FileNamer.alternative(short, number: 1) == "d (1)." + String(repeating: "e", count: 60))
+    }
+
     @Test(
         "Retry-After",
         arguments: [
