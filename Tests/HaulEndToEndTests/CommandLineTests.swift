@@ -305,6 +305,27 @@ extension EndToEnd {
             #expect(try Self.states(json).count == 10_001)
         }
 
+        @Test("adding a download again: -x 1 replaces -x 4, no -x keeps the count, -x auto chooses again")
+        func connectionCountOnAddingAgain() async throws {
+            let directory = TemporaryDirectory()
+            let state = ["--state-dir", directory.file("state").path]
+            // Nothing is fetched: the URL needs no server.
+            let add = ["add", "-d", directory.path, "http://127.0.0.1:9/x.bin"] + state
+            func connections() async throws -> String {
+                let info = try await ChildProcess.run("haul", ["info", "1"] + state).output
+                return info.split(separator: "\n").first { $0.contains("Connections") }.map(String.init) ?? info
+            }
+            for (extra, expected) in [
+                (["-x", "4"], "4"), (["-x", "1"], "1"), ([], "1"), (["-x", "3"], "3"), ([], "3"),
+                (["-x", "auto"], "auto (up to 16)"), ([], "auto (up to 16)"), (["-x", "1"], "1"),
+            ] {
+                let result = try await ChildProcess.run("haul", add + extra)
+                #expect(result.status == 0, "\(result.error)")
+                let shown = try await connections()
+                #expect(shown.hasSuffix(" " + expected), "after add \(extra): \(shown)")
+            }
+        }
+
         @Test("haul pause from another terminal stops a running haul run; haul resume and run finish it byte-exact")
         func pauseFromAnotherProcess() async throws {
             let origin = try await TestOrigin.start()

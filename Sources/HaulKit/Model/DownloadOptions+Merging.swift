@@ -22,15 +22,28 @@ extension DownloadOptions {
         if newer.onResourceChange != defaults.onResourceChange { merged.onResourceChange = newer.onResourceChange }
         // The count is one setting: `-x 4` after `-x auto` fixes it at 4 (its `adaptiveConnections` is the default,
         // false, but it is not silent), and `-x auto` after `-x 4` chooses again.
-        if newer.connections != defaults.connections || newer.adaptiveConnections != defaults.adaptiveConnections {
+        // Whether the count was named decides, when the front end says (`-x 1` is the default's value, and no `-x` is
+        // not: see ``connectionCountGiven``).
+        if newer.connectionCountGiven
+            ?? (newer.connections != defaults.connections || newer.adaptiveConnections != defaults.adaptiveConnections)
+        {
             merged.connections = newer.connections
             merged.adaptiveConnections = newer.adaptiveConnections
         }
+        merged.connectionCountGiven = nil
         if let credentials = newer.credentials { merged.credentials = credentials }
         if newer.redirects != defaults.redirects { merged.redirects = newer.redirects }
         if !newer.mirrors.isEmpty { merged.mirrors = newer.mirrors }
         if newer.existingFile != defaults.existingFile { merged.existingFile = newer.existingFile }
         if newer.serverDigests != defaults.serverDigests { merged.serverDigests = newer.serverDigests }
         return merged
+    }
+
+    /// These options as a download keeps them: without what only a request says (``connectionCountGiven``).
+    var asKept: DownloadOptions {
+        guard connectionCountGiven != nil else { return self }
+        var kept = self
+        kept.connectionCountGiven = nil
+        return kept
     }
 }

@@ -53,6 +53,12 @@ public struct DownloadOptions: Sendable, Hashable, Codable {
     /// `docs/politeness.md`. Default false: ``connections`` is the number.
     public var adaptiveConnections: Bool
 
+    /// Whether this request names its connection count (``connections`` and ``adaptiveConnections``), for adding a
+    /// download that exists already (see ``DownloadManager/add(_:to:options:paused:)``): `true` (`-x 1`, `-x auto`)
+    /// replaces its count even with the default values; `false` (no `-x`: the front end's own default) leaves it as it
+    /// is; `nil` (the default) judges by the values, a count other than the default replacing it. Never stored.
+    public var connectionCountGiven: Bool?
+
     /// The ceiling of ``adaptiveConnections`` that Haul's front ends give a download that names no count (`haul get`
     /// without `-x`, the daemon's `addUri` without `split`): ``connections`` is set to it.
     public static let automaticConnectionCeiling = 16

@@ -116,9 +116,9 @@ extension DownloadManager {
             }
             let now = Date()
             // A batch usually shares its options: one copy for all of it.
-            if shared?.value != options { shared = OutOfLine(options) }
+            if shared?.value != options.asKept { shared = OutOfLine(options.asKept) }
             var record = DownloadRecord(
-                url: text, requestedDestination: resolved, sharing: shared ?? OutOfLine(options),
+                url: text, requestedDestination: resolved, sharing: shared ?? OutOfLine(options.asKept),
                 state: paused ? .paused : .queued,
                 createdAt: now, updatedAt: now)
             record.owner = ownerText

@@ -37,9 +37,11 @@ enum Aria2Options {
         if split == nil, perServer == nil {
             options.connections = DownloadOptions.automaticConnectionCeiling
             options.adaptiveConnections = true
+            options.connectionCountGiven = false
         } else {
             options.connections = min(split ?? perServer ?? 1, perServer ?? 32)
             options.adaptiveConnections = false
+            options.connectionCountGiven = true
         }
     }
 

@@ -52,7 +52,9 @@ struct Info: AsyncParsableCommand {
             if let fraction = snapshot.fraction { progress += String(format: " (%.1f%%)", fraction * 100) }
         }
         rows.append(("Progress", progress))
-        rows.append(("Connections", String(snapshot.options.connections)))
+        let connections = snapshot.options.connections
+        rows.append(
+            ("Connections", snapshot.options.adaptiveConnections ? "auto (up to \(connections))" : String(connections)))
         if let limit = snapshot.options.speedLimit { rows.append(("Speed limit", ByteFormat.rate(Double(limit)))) }
         if let checksum = snapshot.options.checksum { rows.append(("Checksum", checksum.description)) }
         if let sha256 = snapshot.sha256 { rows.append(("SHA-256", sha256)) }

@@ -26,13 +26,14 @@ struct RequestOptions: ParsableArguments {
             valueName: "FILE"))
     var inputFile: String?
 
+    /// Nil without `-x`: `auto` for a new download, and an existing one keeps its count.
     @Option(
         name: [.customShort("x"), .customLong("connections")],
         help: ArgumentHelp(
             "Connections per download (1-32), used when the server supports ranges; 'auto' (the default) starts "
                 + "with one and adds them while the speed grows and the host allows (up to 16).",
             valueName: "N|auto"))
-    var connections: ConnectionCount = .auto
+    var connections: ConnectionCount?
 
     @Option(
         help: ArgumentHelp("Expected digest, sha256=HEX, sha1=HEX or md5=HEX (one URL only).", valueName: "ALGO=HEX"))
@@ -138,7 +139,7 @@ struct RequestOptions: ParsableArguments {
         if [noClobber, overwrite, timestamping].filter({ $0 }).count > 1 {
             throw ValidationError("--no-clobber, --overwrite and -N/--timestamping exclude each other")
         }
-        if !connections.isValid { throw ValidationError("-x/--connections must be 1 to 32, or auto") }
+        if let connections, !connections.isValid { throw ValidationError("-x/--connections must be 1 to 32, or auto") }
         if noVerifyServerDigest, askDigest {
             throw ValidationError("--ask-digest asks for a digest to verify; it excludes --no-verify-server-digest")
         }
@@ -225,6 +226,7 @@ struct RequestOptions: ParsableArguments {
             // A number on the line fixes the count, as `-x N` does.
             options.connections = connections
             options.adaptiveConnections = false
+            options.connectionCountGiven = true
         }
         if let pacing = planned.pacing { options.requestPacing = pacing }
         for header in planned.headers {
@@ -246,7 +248,9 @@ struct RequestOptions: ParsableArguments {
     /// The engine options for every planned download; with `prompting`, a password missing from `--user` is asked
     /// for on the terminal.
     func downloadOptions(prompting: Bool = true) throws -> DownloadOptions {
-        var options = DownloadOptions(connections: connections.count, adaptiveConnections: connections == .auto)
+        let count = connections ?? .auto
+        var options = DownloadOptions(connections: count.count, adaptiveConnections: count == .auto)
+        options.connectionCountGiven = connections != nil
         options.redirects = RedirectPolicy(
             trustsOtherOrigins: http.locationTrusted, allowsInsecureRedirects: http.allowInsecureRedirect)
         options.existingFile = noClobber ? .keep : overwrite ? .replace : timestamping ? .replaceIfNewer : .automatic

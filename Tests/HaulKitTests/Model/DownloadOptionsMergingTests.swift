@@ -17,3 +17,22 @@ struct DownloadOptionsMergingTests {
         #expect(kept.connections == 16 && kept.adaptiveConnections, "options that say nothing keep the count")
     }
 }
+
+extension DownloadOptionsMergingTests {
+    @Test("a front end says whether it named the count: -x 1 replaces -x 4, and no -x leaves -x 4 as it is")
+    func connectionCountNamedOrNot() {
+        var one = DownloadOptions(connections: 1)
+        one.connectionCountGiven = true
+        let fixedAtOne = DownloadOptions(connections: 4).merging(one)
+        #expect(fixedAtOne.connections == 1 && !fixedAtOne.adaptiveConnections, "-x 1 after -x 4")
+        #expect(fixedAtOne.connectionCountGiven == nil, "never kept")
+        var unnamed = Self.auto
+        unnamed.connectionCountGiven = false
+        let kept = DownloadOptions(connections: 4).merging(unnamed)
+        #expect(kept.connections == 4 && !kept.adaptiveConnections, "no -x (auto by default) after -x 4")
+        var named = Self.auto
+        named.connectionCountGiven = true
+        let chosen = DownloadOptions(connections: 4).merging(named)
+        #expect(chosen.connections == 16 && chosen.adaptiveConnections, "-x auto after -x 4")
+    }
+}
