@@ -202,6 +202,11 @@ extension EndToEnd {
             let together = lines.filter { $0.contains("every request to 127.0.0.1:1 failed for 2 s") }
             #expect(together.count >= 30, "\(result.error)")
             #expect(together.allSatisfy { $0.contains("connection refused") && $0.contains("then resume") })
+            // Each line says which download it is about: its id and URL.
+            for index in [0, 17, 39] {
+                let url = "http://127.0.0.1:1/f\(index).bin"
+                #expect(lines.contains { $0.hasPrefix("haul: #\(index + 1) \(url): ") }, "\(url): \(result.error)")
+            }
         }
 
         @Test("two list entries with one destination are a usage error, before anything is fetched")

@@ -41,7 +41,7 @@ final class JSONOutput: SessionOutput {
         case .status(.failed(let error)):
             record.type = "failed"
             record.error = .init(error)
-            Console.error(error.description)
+            Console.error(PlainOutput.failure(of: entry, error))
         case .progress(let progress):
             record.type = "progress"
             record.receivedBytes = progress.receivedBytes

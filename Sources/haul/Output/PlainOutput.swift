@@ -9,7 +9,7 @@ final class PlainOutput: SessionOutput {
 
     func changed(_ entry: TransferEntry, by change: DownloadEvent.Change, in table: TransferTable) {
         if case .status(.failed(let error)) = change {
-            Console.error(error.description)
+            Console.error(Self.failure(of: entry, error))
             return
         }
         guard !quiet, let line = Self.line(for: entry, change) else { return }
@@ -20,6 +20,12 @@ final class PlainOutput: SessionOutput {
 
     func finish(_ table: TransferTable, outcome: SessionOutcome) {
         if outcome.interrupted { Console.error("interrupted; \(outcome.resumeHint) to resume") }
+    }
+
+    /// What a failed download's error line says: which download (its id and URL: in a list of thousands, a network
+    /// failure names neither), then the error.
+    static func failure(of entry: TransferEntry, _ error: DownloadError) -> String {
+        "#\(entry.id) \(entry.url): \(error.description)"
     }
 
     /// The line for a change worth a line, or nil.

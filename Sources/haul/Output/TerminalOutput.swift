@@ -17,7 +17,7 @@ final class TerminalOutput: SessionOutput {
         dirty = true
         switch change {
         case .status(.failed(let error)):
-            errors.append(error.description)
+            errors.append(PlainOutput.failure(of: entry, error))
         case .status(.completed), .restarted, .status(.paused), .status(.removed), .waitingForSpace:
             if let line = PlainOutput.line(for: entry, change) { messages.append(Self.stripPrefix(line)) }
         default:
