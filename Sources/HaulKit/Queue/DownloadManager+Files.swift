@@ -35,6 +35,11 @@ extension DownloadManager {
                 return await reopen(record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
             }
             let unsettled = checksum != nil && (checksum?.algorithm != .sha256 || record.fingerprint?.sha256 == nil)
+            if record.fingerprint?.keptNotFetched == true, record.options.existingFile == .replace {
+                // A file that was there already, kept by `--no-clobber`, never fetched: `--overwrite` fetches it now.
+                return await reopen(
+                    record, how: "was kept as it was found (--no-clobber), never downloaded", resumed: false)
+            }
             guard unsettled || record.options.existingFile == .replaceIfNewer else { return .complete }
             // The job reads the file (or asks the server) before fetching anything.
             return await reopen(record, how: nil, resumed: false)

@@ -71,6 +71,10 @@ struct FileFingerprint: Sendable, Equatable {
         self.verification = verification
     }
 
+    /// Whether the file was kept as it was found (`--no-clobber`, or `-N` with no newer copy on the server) without
+    /// Haul ever fetching or reading it: every file Haul completes has its SHA-256.
+    var keptNotFetched: Bool { sha256 == nil }
+
     /// Compares the file now at `path` with this fingerprint (size, modification time, identity; never its bytes).
     func compare(withFileAt path: String) -> Comparison {
         let entry = FileSystem.entry(at: path)

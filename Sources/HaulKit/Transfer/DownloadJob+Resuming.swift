@@ -84,6 +84,8 @@ extension DownloadJob {
     /// is then asked whether its copy is newer (`-N`).
     mutating func settleCompletedFile(_ fingerprint: FileFingerprint, at path: String) async -> Bool {
         guard FileSystem.entry(at: path) == .regularFile(size: fingerprint.size) else { return false }
+        // A file kept as it was found (`--no-clobber`) is the server's only once fetched: `--overwrite` fetches it.
+        if fingerprint.keptNotFetched, record.options.existingFile == .replace { return false }
         let checksum = record.options.checksum
         let checksumSettled = checksum.map { $0.algorithm == .sha256 && $0.hex == fingerprint.sha256 } ?? true
         var read: FileFingerprint?

@@ -70,6 +70,33 @@ struct ExistingFileTests {
     }
 }
 
+extension ExistingFileTests {
+    @Test("a file kept by keep, never fetched, is fetched and replaced when the download is added again with replace")
+    func keptThenOverwritten() async throws {
+        let harness = try await Harness.make()
+        let existing = try Self.place(harness, "kept.bin")
+        let url = harness.origin.serve("/kept.bin", size: 30_000)
+        let id = try await harness.manager.add(url, options: .init(existingFile: .keep))
+        #expect(try await harness.manager.wait(for: id) == existing)
+        #expect(try Data(contentsOf: existing) == Self.mine)
+        // Without a policy the kept file stays the download's (the stored keep stays too).
+        #expect(try await harness.manager.add(url) == id)
+        #expect(try await harness.manager.wait(for: id) == existing)
+        #expect(try Data(contentsOf: existing) == Self.mine)
+        // Asked to overwrite: the server's copy replaces it.
+        #expect(try await harness.manager.add(url, options: .init(existingFile: .replace)) == id)
+        #expect(try await harness.manager.wait(for: id) == existing)
+        expectContent(existing, size: 30_000)
+        #expect(await harness.manager.snapshot(id)?.sha256 == TestContent.sha256(size: 30_000))
+        // Fetched and unchanged: a later overwrite has nothing to do.
+        let requests = harness.origin.requests(to: "/kept.bin").count
+        #expect(try await harness.manager.add(url, options: .init(existingFile: .replace)) == id)
+        #expect(try await harness.manager.wait(for: id) == existing)
+        #expect(harness.origin.requests(to: "/kept.bin").count == requests)
+        await harness.shutdown()
+    }
+}
+
 @Suite("Timestamping (-N)")
 struct TimestampingTests {
     /// The server's copy is from 2023-11-14 (`TestOrigin.Resource.lastModified` for version 0).
