@@ -256,6 +256,8 @@ final class FinishingQueue: Sendable {
         defer { for file in created.values { file.close() } }
         recorded += sync(created.filter { results[$0.key] == nil }, results: &results)
         var renamedIn: Set<String> = []
+        /// Held bodies that went to their part file after all (``place(_:_:partPathShownFree:)``): the file in place.
+        var placedInstead: [Int: FileFingerprint] = [:]
         // What is at the unnamed files' part paths, from their directories' listings (refreshed once).
         let unnamed = recorded.filter { created[$0]?.isUnnamed == true }
         let shownFree = Dictionary(
@@ -263,7 +265,8 @@ final class FinishingQueue: Sendable {
         for index in recorded.sorted() {
             do {
                 if let file = created[index], file.isUnnamed {
-                    try place(file, requests[index], partPathShownFree: shownFree[index] ?? false)
+                    placedInstead[index] = try place(
+                        file, requests[index], partPathShownFree: shownFree[index] ?? false)
                 } else {
                     try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
                 }
@@ -279,7 +282,7 @@ final class FinishingQueue: Sendable {
             // What was put in place, as it is now: the file's size, time and identity, with its digest.
             let file: PartFile? =
                 if case .file(let part) = requests[index].contents { part } else { created[index] }
-            var fingerprint = file?.fingerprint
+            var fingerprint = placedInstead[index] ?? file?.fingerprint
             fingerprint?.sha256 = requests[index].record.fingerprint?.sha256
             fingerprint?.verification = requests[index].record.fingerprint?.verification
             return .success(fingerprint)
@@ -290,12 +293,15 @@ final class FinishingQueue: Sendable {
     /// download's (the name was reserved fresh): it fails, as creating the part file would. `partPathShownFree`: its
     /// directory's listing shows nothing there, so it is not looked up. When the link cannot be made (a file is at
     /// the destination, which it must replace), the body goes the usual way: written to its part file, synced and
-    /// renamed over the destination.
-    private static func place(_ file: PartFile, _ request: Request, partPathShownFree: Bool) throws(DownloadError) {
+    /// renamed over the destination; then the fingerprint of that file is returned (the unnamed file's size, time and
+    /// identity are not those of the file in place, which would read as changed since).
+    private static func place(
+        _ file: PartFile, _ request: Request, partPathShownFree: Bool
+    ) throws(DownloadError) -> FileFingerprint? {
         if !partPathShownFree, FileSystem.entry(at: request.partPath) != .none {
             throw .destinationInUse(path: request.partPath, by: "a file created at the same moment")
         }
-        if (try? file.link(as: request.destination)) != nil { return }
+        if (try? file.link(as: request.destination)) != nil { return nil }
         guard case .held(let body, _) = request.contents else {
             throw .internalError("an unnamed file for download \(request.record.downloadID) that has no held body")
         }
@@ -304,6 +310,7 @@ final class FinishingQueue: Sendable {
         try named.write(body, at: 0)
         try named.sync()
         try FileSystem.rename(request.partPath, to: request.destination)
+        return named.fingerprint
     }
 
     /// Makes `files` durable: one flush per file system for two or more files on it, else `fdatasync` each. Returns

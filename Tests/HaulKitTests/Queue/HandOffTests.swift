@@ -52,6 +52,26 @@ struct HandOffTests {
     }
 
     @Test(
+        "a file put at a small file's name while its body arrives is replaced (as any rename over the destination), and the file in place is not taken for changed since",
+        arguments: [1, 4])
+    func fileAtNameWhileHeld(connections: Int) async throws {
+        let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
+        // Its name is reserved when the response starts; the other file comes well before the body is complete.
+        harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
+        let size = 48_000
+        let id = try await harness.manager.add(
+            harness.origin.serve("/raced/late.bin", size: size), options: DownloadOptions(connections: connections))
+        try await harness.waitForProgress(id, atLeast: 1)
+        let destination = harness.directory.file("late.bin")
+        try Data("someone else's".utf8).write(to: destination)
+        expectContent(try await harness.manager.wait(for: id), size: size)
+        let snapshot = try #require(await harness.manager.snapshot(id))
+        #expect(snapshot.fileChange == nil, "the file in place is the one recorded: \(snapshot.fileChange ?? "")")
+        #expect(await harness.manager.checkCompletedFile(id) == .complete)
+        await harness.shutdown()
+    }
+
+    @Test(
         "a handed-off file whose finishing fails goes on as a job: a directory in its place fails it clearly, and once moved away it completes",
         arguments: [1, 4])
     func failedFinishingHandedOver(connections: Int) async throws {
