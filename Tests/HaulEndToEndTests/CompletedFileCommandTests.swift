@@ -152,6 +152,13 @@ extension EndToEnd {
             let agreed = try await ChildProcess.run("haul", ["get", "--checksum", right] + arguments.dropFirst())
             #expect(agreed.status == 0, "\(agreed.error)")
             #expect(origin.requests(to: "/f.bin").count == 1, "the recorded SHA-256 settles it")
+            let state = try #require(arguments.firstIndex(of: "--state-dir").map { Array(arguments[$0...($0 + 1)]) })
+            func integrity() async throws -> String {
+                let info = try await ChildProcess.run("haul", ["info", "1"] + state).output
+                return info.split(separator: "\n").first { $0.contains("Integrity") }.map(String.init) ?? info
+            }
+            let verifiedFirst = try await integrity()
+            #expect(verifiedFirst.contains("verified: sha-256 you gave"), "\(verifiedFirst)")
             let wrong = "md5=" + String(repeating: "0", count: 32)
             let refused = try await ChildProcess.run("haul", ["get", "--checksum", wrong] + arguments.dropFirst())
             #expect(refused.status == 3, "\(refused.error)")
@@ -159,6 +166,14 @@ extension EndToEnd {
             try Self.expectComplete(directory)
             let bad = try #require(directory.contents("f.bin.bad"))
             #expect(TestContent.firstMismatch(bad, size: Self.size) == nil, "the server's bytes, kept aside")
+            // The right checksum after the wrong one: the file kept is verified against it, without a fetch.
+            let requests = origin.requests(to: "/f.bin").count
+            let settled = try await ChildProcess.run("haul", ["get", "--checksum", right] + arguments.dropFirst())
+            #expect(settled.status == 0, "\(settled.error)")
+            #expect(origin.requests(to: "/f.bin").count == requests)
+            let verifiedAgain = try await integrity()
+            #expect(verifiedAgain.contains("verified: sha-256 you gave"), "\(verifiedAgain)")
+            try Self.expectComplete(directory)
             await origin.stop()
         }
     }

@@ -51,6 +51,13 @@ public struct DownloadVerification: Sendable, Hashable, Codable, CustomStringCon
 
     public var isVerified: Bool { !checks.isEmpty }
 
+    /// `verification` (nil: none) with `check` first, once: a completed file found to match a checksum given later.
+    static func adding(_ check: Check, to verification: DownloadVerification?) -> DownloadVerification {
+        let checks = verification?.checks ?? []
+        guard !checks.contains(check) else { return verification ?? DownloadVerification(checks: checks) }
+        return DownloadVerification(checks: [check] + checks)
+    }
+
     /// "verified: sha-256 from the server (Repr-Digest)", or "not verified: the server sent no digest".
     public var description: String {
         guard !checks.isEmpty else { return "not verified: \(unverifiedBecause ?? "no digest was known")" }

@@ -34,6 +34,12 @@ extension DownloadManager {
                 // The file Haul wrote does not have the checksum given now: fetched again, kept only if it does.
                 return await reopen(record, how: "does not have the sha256 given (it has \(sha256))", resumed: false)
             }
+            if let checksum, checksum.algorithm == .sha256, let sha256 = record.fingerprint?.sha256,
+                sha256 == checksum.hex
+            {
+                // The file Haul wrote has the checksum given now: verified against it, without reading it again.
+                await verified(&record, against: checksum)
+            }
             let unsettled = checksum != nil && (checksum?.algorithm != .sha256 || record.fingerprint?.sha256 == nil)
             if record.fingerprint?.keptNotFetched == true, record.options.existingFile == .replace {
                 // A file that was there already, kept by `--no-clobber`, never fetched: `--overwrite` fetches it now.
@@ -76,6 +82,24 @@ extension DownloadManager {
 
     /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
     /// changed, when it did.
+    /// Records that the completed file of `record` matches `checksum`, given after it completed (its verification
+    /// said what it was checked against then).
+    private func verified(_ record: inout DownloadRecord, against checksum: Checksum) async {
+        let check = DownloadVerification.Check(
+            algorithm: DigestAlgorithm(checksum.algorithm), source: record.options.checksumSource)
+        let verification = DownloadVerification.adding(check, to: record.fingerprint?.verification)
+        guard record.fingerprint?.verification != verification else { return }
+        record.fingerprint?.verification = verification
+        record.updatedAt = Date()
+        records[record.downloadID] = record
+        do {
+            try await store.saveLifecycle([record])
+        } catch {
+            configuration.logger.error("cannot record a verification", metadata: ["download": "\(record.downloadID)"])
+        }
+        hub.yield(record.downloadID, .verified(verification, sources: []))
+    }
+
     private func reopen(_ record: DownloadRecord, how: String?, resumed: Bool) async -> CompletedFileCheck {
         var record = record
         let id = record.downloadID

@@ -108,6 +108,12 @@ extension DownloadJob {
         logger.info("the completed file is as it was", metadata: ["path": "\(path)"])
         keepExisting(path, size: fingerprint.size)
         record.fingerprint = read ?? fingerprint
+        if let checksum {
+            // It has the checksum given (found above): the file is verified against it now.
+            let check = DownloadVerification.Check(
+                algorithm: DigestAlgorithm(checksum.algorithm), source: record.options.checksumSource)
+            record.fingerprint?.verification = .adding(check, to: fingerprint.verification)
+        }
         return true
     }
 
