@@ -107,6 +107,10 @@ extension EndToEnd {
             let refused = try await ChildProcess.run("haul", arguments)
             #expect(refused.status == 4, "\(refused.error)")
             #expect(refused.error.contains("a directory"), "\(refused.error)")
+            // --overwrite never replaces a directory either: it is not offered.
+            #expect(!refused.error.contains("--overwrite"), "\(refused.error)")
+            let overwriting = try await ChildProcess.run("haul", ["get", "--overwrite"] + arguments.dropFirst())
+            #expect(overwriting.status == 4, "\(overwriting.error)")
             #expect(origin.requests(to: "/f.bin").count == 1)
             await origin.stop()
         }

@@ -55,7 +55,9 @@ extension DownloadManager {
         var refusal: DownloadError?
         switch comparison {
         case .replaced(let what) where what == "a directory" || policy != .replace:
-            refusal = .destinationNotWritable(path: path, reason: "it \(how): move it away (or use --overwrite)")
+            // --overwrite replaces a link or a special file, never a directory.
+            let remedy = what == "a directory" ? "move it away" : "move it away (or use --overwrite)"
+            refusal = .destinationNotWritable(path: path, reason: "it \(how): \(remedy)")
         case .shorter, .changed:
             if policy == .keep { refusal = .fileChanged(path: path, how: how) }
         case .unchanged, .missing, .replaced:
