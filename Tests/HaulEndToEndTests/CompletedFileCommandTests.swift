@@ -178,6 +178,14 @@ extension EndToEnd {
             let verifiedAgain = try await integrity()
             #expect(verifiedAgain.contains("verified: sha-256 you gave"), "\(verifiedAgain)")
             try Self.expectComplete(directory)
+            // A wrong sha256: said once (the recorded SHA-256 settles it; the file is not read to say it again).
+            let wrongSHA = "sha256=" + String(repeating: "0", count: 64)
+            let mismatched = try await ChildProcess.run(
+                "haul", ["get", "--checksum", wrongSHA] + arguments.dropFirst())
+            #expect(mismatched.status == 3, "\(mismatched.error)")
+            let said = mismatched.error.components(separatedBy: "does not have the sha256 given").count - 1
+            #expect(said == 1, "\(mismatched.error)")
+            try Self.expectComplete(directory)
             await origin.stop()
         }
     }

@@ -89,7 +89,15 @@ extension DownloadJob {
         let checksum = record.options.checksum
         let checksumSettled = checksum.map { $0.algorithm == .sha256 && $0.hex == fingerprint.sha256 } ?? true
         var read: FileFingerprint?
-        if fingerprint.compare(withFileAt: path) != .unchanged || !checksumSettled {
+        let unchanged = fingerprint.compare(withFileAt: path) == .unchanged
+        if unchanged, let checksum, checksum.algorithm == .sha256, let sha256 = fingerprint.sha256,
+            sha256 != checksum.hex
+        {
+            // The file Haul wrote, with another SHA-256 than the one given: fetched again without reading it (the
+            // manager said so when it was given).
+            return false
+        }
+        if !unchanged || !checksumSettled {
             guard let (now, digests) = try? await FileDigest.read(path, also: checksum.map { [$0.algorithm] } ?? [])
             else { return false }
             if let checksum, digests[checksum.algorithm] != checksum.hex {
