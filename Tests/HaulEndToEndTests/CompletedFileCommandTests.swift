@@ -115,6 +115,26 @@ extension EndToEnd {
             await origin.stop()
         }
 
+        @Test("--no-clobber over the user's own file says it kept it; --overwrite later fetches the server's copy")
+        func keptThenOverwritten() async throws {
+            let (origin, directory, arguments) = try await Self.setUp()
+            let mine = Data("the user's own file\n".utf8)
+            try mine.write(to: directory.file("f.bin"))
+            let kept = try await ChildProcess.run("haul", ["get", "--no-clobber"] + arguments.dropFirst())
+            #expect(kept.status == 0, "\(kept.error)")
+            #expect(kept.error.contains("kept \(directory.file("f.bin").path) as it was"), "\(kept.error)")
+            #expect(!kept.error.contains("saved"), "\(kept.error)")
+            #expect(directory.contents("f.bin") == Array(mine))
+            let again = try await ChildProcess.run("haul", arguments)
+            #expect(again.status == 0, "\(again.error)")
+            #expect(directory.contents("f.bin") == Array(mine), "the stored --no-clobber stays")
+            let overwritten = try await ChildProcess.run("haul", ["get", "--overwrite"] + arguments.dropFirst())
+            #expect(overwritten.status == 0, "\(overwritten.error)")
+            try Self.expectComplete(directory)
+            #expect(directory.entries().filter { $0.hasPrefix("f") } == ["f.bin"], "no second copy")
+            await origin.stop()
+        }
+
         @Test("-N on a completed download asks the server: not newer keeps the file, nothing fetched")
         func conditional() async throws {
             let (origin, directory, arguments) = try await Self.setUp(["-N"])

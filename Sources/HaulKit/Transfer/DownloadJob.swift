@@ -222,7 +222,13 @@ struct DownloadJob {
                 case .gaveUp(let error): machine.gaveUp(error)
                 }
             case .finish(.keptExistingFile):
-                // The file already there is the download's: nothing to verify or move (the record names it).
+                // The file already there is the download's: nothing to verify or move. Its name was found now (a
+                // directory's download), so it is written with the job's columns: the manager records the rest.
+                do {
+                    try await perform(machine.recordChanged(.keptExisting))
+                } catch {
+                    return .failed(record, error)
+                }
                 return .completed(record)
             case .finish(let contents):
                 do {

@@ -159,6 +159,8 @@ struct TransferMachine: Sendable {
         case partFileTrusted
         /// Part data that cannot be trusted was dropped (or a rename left undone cannot be finished).
         case partDataDropped
+        /// A file already at the destination is kept as the download's (its name and size, found now).
+        case keptExisting
         /// The destination was renamed to a free name (``ExistingFilePolicy/rename``).
         case renamed
     }
@@ -181,7 +183,7 @@ struct TransferMachine: Sendable {
         case .rewound(let toStart):
             if toStart { fetchingFromStart() }
             return .transfer
-        case .sizeLearnt, .planned, .partFileTrusted, .partDataDropped, .renamed:
+        case .sizeLearnt, .planned, .partFileTrusted, .partDataDropped, .renamed, .keptExisting:
             return .transfer
         }
     }

@@ -62,6 +62,12 @@ final class PlainOutput: SessionOutput {
             if entry.wasAlreadyComplete {
                 return "haul: #\(entry.id) \(file.path) is already complete (\(ByteFormat.size(entry.received)))"
             }
+            if entry.verification == nil, entry.transferred == 0 {
+                // Nothing fetched and nothing verified: the file that was there is kept (--no-clobber, or -N with
+                // no newer copy on the server); every file Haul fetches says what it was verified against.
+                return
+                    "haul: #\(entry.id) kept \(file.path) as it was (\(ByteFormat.size(entry.received))): not downloaded"
+            }
             let rate = entry.averageBytesPerSecond.map { ", \(ByteFormat.rate($0))" } ?? ""
             let time = entry.seconds.map { " in \(ByteFormat.duration($0))" } ?? ""
             let verified = entry.verification.map { "; \($0)" } ?? ""
