@@ -218,6 +218,17 @@ public final class TestOrigin: Sendable {
     }
 
     /// Changes the faults; applies to requests that arrive afterwards.
+    /// Paces bodies at `bytesPerSecond` and stops the next response at `byte` (the ones after it are whole): a test
+    /// that acts on a download under way (a kill, a pause, a removal) meets it under way even when it acts late on a
+    /// busy machine, never a finished one.
+    public func holdFirstResponse(at byte: Int, bytesPerSecond: Int = 1024 * 1024) {
+        setFaults {
+            $0.bytesPerSecond = bytesPerSecond
+            $0.stallAfter = byte
+            $0.stallTimes = 1
+        }
+    }
+
     public func setFaults(_ change: (inout Faults) -> Void) {
         state.withLock { change(&$0.faults) }
     }

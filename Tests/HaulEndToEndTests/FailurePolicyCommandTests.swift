@@ -127,11 +127,7 @@ extension EndToEnd {
             let url = origin.serve("/held.bin", size: size)
             // haul run's response stops at half the file (haul get's are whole): a kill that comes late still meets
             // a download under way, never a finished one.
-            origin.setFaults {
-                $0.bytesPerSecond = 1024 * 1024
-                $0.stallAfter = size / 2
-                $0.stallTimes = 1
-            }
+            origin.holdFirstResponse(at: size / 2)
             let directory = TemporaryDirectory()
             let state = ["--state-dir", directory.file("state").path]
             let added = try await ChildProcess.run(

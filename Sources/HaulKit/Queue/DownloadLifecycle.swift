@@ -421,7 +421,9 @@ struct DownloadLifecycle: Sendable {
             set(id, .completed)
             return [.forget([id], deletingFiles: deletingFile)]
         case (_, .remove(let deletingFile)):
-            set(id, .paused)
+            // Still running here until it is forgotten (``forgotten(_:)``), or paused if that fails
+            // (``removalFailed(_:)``): a command that waits for nothing to run here must not end before the removal,
+            // and the event that says so, are done (`haul run` ended with the download shown running).
             return [.forget([id], deletingFiles: deletingFile)]
         case (.stopped, .claimLost), (.failed, .claimLost):
             // The other worker owns it now: nothing to record here.
@@ -464,7 +466,8 @@ struct DownloadLifecycle: Sendable {
     /// A removed download whose file could not be deleted: kept, stopped and resumable, so it can be removed again
     /// (one that had completed stays completed).
     mutating func removalFailed(_ id: DownloadID) -> [Action] {
-        guard entries[id]?.phase == .paused else { return [] }
+        guard case .runningHere(stopping: .remove) = entries[id]?.phase else { return [] }
+        set(id, .paused)
         return [.record([id], .paused)]
     }
 

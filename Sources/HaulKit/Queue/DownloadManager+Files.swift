@@ -82,8 +82,6 @@ extension DownloadManager {
         return await reopen(record, how: how, resumed: resumed)
     }
 
-    /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
-    /// changed, when it did.
     /// Records that the completed file of `record` matches `checksum`, given after it completed (its verification
     /// said what it was checked against then).
     private func verified(_ record: inout DownloadRecord, against checksum: Checksum) async {
@@ -102,6 +100,8 @@ extension DownloadManager {
         hub.yield(record.downloadID, .verified(verification, sources: []))
     }
 
+    /// Queues a completed download again, to run from its part file (`resumed`) or from nothing; says `how` its file
+    /// changed, when it did.
     private func reopen(_ record: DownloadRecord, how: String?, resumed: Bool) async -> CompletedFileCheck {
         var record = record
         let id = record.downloadID

@@ -195,6 +195,7 @@ struct DownloadLifecycleTests {
                 .forget([2], deletingFiles: true), .stop(1, .remove(deletingFile: true)),
             ])
         #expect(machine.jobEnded(1, .stopped) == [.forget([1], deletingFiles: true)])
+        #expect(machine.entries.count(in: .running) == 1, "running here until it is forgotten")
         machine.forgotten([1, 2])
         #expect(machine.entries.isEmpty)
         #expect(machine.runningHere == 0)
@@ -215,6 +216,8 @@ struct DownloadLifecycleTests {
         _ = machine.remove([1], deletingFiles: false)
         _ = machine.jobEnded(1, .stopped)
         #expect(machine.removalFailed(1) == [.record([1], .paused)])
+        #expect(machine.phase(of: 1) == .paused)
+        #expect(machine.runningHere == 0)
     }
 
     @Test("start-up: running with a live owner is followed; running without one is queued to continue")

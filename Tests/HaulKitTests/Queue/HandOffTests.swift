@@ -22,6 +22,21 @@ struct HandOffTests {
             })
     }
 
+    static let slowSize = 48_000
+
+    /// Adds a small file (``slowSize``) at `path` whose body takes seconds (the origin sends a second's worth at once,
+    /// then paces the rest), and returns once it is under way, its name reserved as the response started: its id and
+    /// its destination (`path`'s last component, in the harness directory).
+    static func slowSmallFile(
+        _ harness: Harness, _ path: String, connections: Int
+    ) async throws -> (DownloadID, URL) {
+        harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
+        let id = try await harness.manager.add(
+            harness.origin.serve(path, size: slowSize), options: DownloadOptions(connections: connections))
+        try await harness.waitForProgress(id, atLeast: 1)
+        return (id, harness.directory.file((path as NSString).lastPathComponent))
+    }
+
     @Test(
         "each handed-off small file ends completed, byte-exact, with its last progress before its status",
         arguments: [1, 4])
@@ -56,15 +71,10 @@ struct HandOffTests {
         arguments: [1, 4])
     func fileAtNameWhileHeld(connections: Int) async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
-        // Its name is reserved when the response starts; the other file comes well before the body is complete.
-        harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
-        let size = 48_000
-        let id = try await harness.manager.add(
-            harness.origin.serve("/raced/late.bin", size: size), options: DownloadOptions(connections: connections))
-        try await harness.waitForProgress(id, atLeast: 1)
-        let destination = harness.directory.file("late.bin")
+        // The other file comes well before the body is complete.
+        let (id, destination) = try await Self.slowSmallFile(harness, "/raced/late.bin", connections: connections)
         try Data("someone else's".utf8).write(to: destination)
-        expectContent(try await harness.manager.wait(for: id), size: size)
+        expectContent(try await harness.manager.wait(for: id), size: Self.slowSize)
         let snapshot = try #require(await harness.manager.snapshot(id))
         #expect(snapshot.fileChange == nil, "the file in place is the one recorded: \(snapshot.fileChange ?? "")")
         #expect(await harness.manager.checkCompletedFile(id) == .complete)
@@ -76,14 +86,8 @@ struct HandOffTests {
         arguments: [1, 4])
     func failedFinishingHandedOver(connections: Int) async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
-        // Seconds for its body (the origin sends a second's worth at once, then paces the rest): its name is
-        // reserved when the response starts, the directory comes after, well before the body is complete.
-        harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
-        let size = 48_000
-        let id = try await harness.manager.add(
-            harness.origin.serve("/taken/late.bin", size: size), options: DownloadOptions(connections: connections))
-        try await harness.waitForProgress(id, atLeast: 1)
-        let destination = harness.directory.file("late.bin")
+        // The directory comes well before the body is complete.
+        let (id, destination) = try await Self.slowSmallFile(harness, "/taken/late.bin", connections: connections)
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
         try Data("someone else's".utf8).write(to: destination.appendingPathComponent("note.txt"))
         try await harness.waitForState(id, .failed)
@@ -95,7 +99,7 @@ struct HandOffTests {
         try FileManager.default.removeItem(at: destination)
         harness.origin.setFaults { $0.bytesPerSecond = nil }
         try await harness.manager.resume(id)
-        expectContent(try await harness.manager.wait(for: id), size: size)
+        expectContent(try await harness.manager.wait(for: id), size: Self.slowSize)
         #expect(harness.directory.entries().filter { $0.hasPrefix("late") } == ["late.bin"])
         await harness.shutdown()
     }
