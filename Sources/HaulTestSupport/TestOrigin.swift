@@ -122,7 +122,7 @@ public final class TestOrigin: Sendable {
     /// The Digest nonce this origin hands out; a test may rotate it to see a stale nonce answered.
     let nonceState = Mutex("4f1c2b3a9e")
     var nonce: String { nonceState.withLock { $0 } }
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, Never>, Never>
     private let serverTask = Mutex<Task<Void, Never>?>(nil)
     public let port: Int
 
@@ -134,7 +134,7 @@ public final class TestOrigin: Sendable {
     public let scheme: String
 
     private init(
-        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>, stopping: StopFlag,
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, Never>, Never>, stopping: StopFlag,
         scheme: String
     ) {
         self.channel = channel
@@ -152,7 +152,7 @@ public final class TestOrigin: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: "127.0.0.1", port: port) {
-                (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>> in
+                (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, Never>> in
                 if stopping.isSet {
                     return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
                 }
@@ -162,7 +162,9 @@ public final class TestOrigin: Sendable {
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
+                    // Responses are written to the channel itself: no outbound writer, which NIO traps on if a
+                    // connection accepted as the origin stops is dropped unserved (swift-nio#2637).
+                    return try NIOAsyncChannel<HTTPServerRequestPart, Never>(
                         wrappingChannelSynchronously: channel)
                 }
             }
@@ -173,8 +175,8 @@ public final class TestOrigin: Sendable {
 
     /// Stops accepting, closes the listening socket and ends every connection.
     ///
-    /// The accept loop is not cancelled from outside: it drains the connections accepted before the close (each
-    /// must be closed through its `NIOAsyncChannel`, or NIO traps), then cancels the responses still running.
+    /// The accept loop is not cancelled from outside: it drains the connections accepted before the close, then
+    /// cancels the responses still running.
     public func stop() async {
         stopping.set()
         try? await channel.channel.close()
@@ -274,7 +276,7 @@ public final class TestOrigin: Sendable {
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, number: Int) async {
+    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, Never>, number: Int) async {
         let channel = connection.channel
         let peer = channel.remoteAddress?.ipAddress
         state.withLock { $0.peers[number] = peer }

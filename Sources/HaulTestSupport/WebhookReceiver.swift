@@ -41,12 +41,12 @@ public final class WebhookReceiver: Sendable {
         var holding = false
     }
 
-    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>
+    private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, Never>, Never>
     private let state = Mutex(State())
     private let serverTask = Mutex<Task<Void, Never>?>(nil)
     public let port: Int
 
-    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>, Never>) {
+    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, Never>, Never>) {
         self.channel = channel
         port = channel.channel.localAddress?.port ?? 0
     }
@@ -56,11 +56,13 @@ public final class WebhookReceiver: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: port) {
-                (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>> in
+                (channel: any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPServerRequestPart, Never>> in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(
+                    // Answers are written to the channel itself: no outbound writer, which NIO traps on if a
+                    // connection accepted as the receiver stops is dropped unserved (swift-nio#2637).
+                    return try NIOAsyncChannel<HTTPServerRequestPart, Never>(
                         wrappingChannelSynchronously: channel)
                 }
             }
@@ -102,8 +104,9 @@ public final class WebhookReceiver: Sendable {
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
-        try? await connection.executeThenClose { inbound, outbound in
+    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, Never>) async {
+        let channel = connection.channel
+        try? await connection.executeThenClose { inbound, _ in
             var head: HTTPRequestHead?
             var body = Data()
             for try await part in inbound {
@@ -122,7 +125,7 @@ public final class WebhookReceiver: Sendable {
                     }
                     while state.withLock({ $0.holding }) { try await Task.sleep(for: .milliseconds(20)) }
                     let status = state.withLock { $0.status }
-                    try await outbound.write(
+                    try await channel.writeAndFlush(
                         ByteBuffer(string: "HTTP/1.1 \(status) Status\r\nContent-Length: 0\r\n\r\n"))
                 }
             }

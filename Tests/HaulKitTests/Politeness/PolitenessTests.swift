@@ -51,7 +51,9 @@ struct PolitenessTests {
         }
         let limit = harness.origin.requestLimit
         let later = limit.refused(after: .seconds(1))
-        #expect(later.refused * 100 <= later.arrived, "\(later.refused) of \(later.arrived) throttled after 1 s")
+        // One at most: the origin's clock is this busy process's, and a bunch of two requests has met one 429 in
+        // 43 (an unpaced host meets dozens).
+        #expect(later.refused <= 1, "\(later.refused) of \(later.arrived) throttled after 1 s")
         // Never above the policy (plus a request or two: the origin's clock is this busy process's). The rate used is
         // measured by the fleet test, and on a quiet machine in docs/politeness.md (18/s, nothing refused).
         #expect(limit.mostInAnySecond <= 22, "\(limit.mostInAnySecond) in a second")
