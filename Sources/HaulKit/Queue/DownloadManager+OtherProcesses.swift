@@ -30,24 +30,35 @@ extension DownloadManager {
             await performAndWait(lifecycle.claimLost(id))
         }
         var watcher = self.watcher
+        // What this process changes while the store is read is newer than what the store says of it: set aside, and
+        // read again at the next look (another process may have changed it too).
+        let mark = records.beginLook()
+        defer { records.endLook() }
         let changes = await watcher.look(at: store, unfinishedOnly: historyOnDisk) {
             historyOnDisk ? lifecycle.entries.values.reduce(0) { $1.phase == .completed ? $0 : $0 + 1 } : records.count
         }
         self.watcher = watcher
+        var unread = setAsideByLook
+        setAsideByLook = []
         if let changes {
             // Until every change is taken in (the loop below waits), claims read the state again.
             viewToken = nil
             for stored in changes.updated {
                 guard !lifecycle.isShutDown else { return }
-                await performAndWait(adopt(stored))
+                unread.remove(stored.downloadID)
+                await adoptUnlessChanged(stored, since: mark)
             }
             if let remaining = changes.remaining {
-                for id in records.ids.sorted() where !remaining.contains(id) {
+                // Added here since the read: not gone.
+                for id in records.ids.sorted() where !remaining.contains(id) && !records.changed(id, since: mark) {
                     await performAndWait(lifecycle.vanished(id))
                     removalFailures[id] = nil
                 }
             }
             viewToken = watcher.lastToken
+        }
+        if !unread.isEmpty, let stored = try? await store.fetch(unread.sorted()) {
+            for record in stored where !lifecycle.isShutDown { await adoptUnlessChanged(record, since: mark) }
         }
         let watched = lifecycle.watchedElsewhere
         let stillClaimed = await store.claimedElsewhere(watched)
@@ -159,6 +170,16 @@ extension DownloadManager {
             hub.yield(id, .progress(DownloadProgress(receivedBytes: size, expectedBytes: size)))
         }
         return actions
+    }
+
+    /// Takes in `stored`, read by a look begun at `mark`, unless its record changed here since (then set aside for the
+    /// next look).
+    private func adoptUnlessChanged(_ stored: DownloadRecord, since mark: UInt64) async {
+        guard !records.changed(stored.downloadID, since: mark) else {
+            setAsideByLook.insert(stored.downloadID)
+            return
+        }
+        await performAndWait(adopt(stored))
     }
 
     /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:

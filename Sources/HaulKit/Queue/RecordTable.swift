@@ -2,9 +2,19 @@
 ///
 /// A `[DownloadID: DownloadRecord]` of 100,000 records had 262,144 buckets (a dictionary's power of two at most
 /// three-quarters full), each as wide as a record: 56 MB, where the array holds 100,000 and the index 262,144 integers.
+///
+/// Every change is numbered, so a look at the store can tell which records changed here while it awaited the store
+/// (``beginLook()``, ``changed(_:since:)``): the stored view of those is older than this one, and must not replace it.
 struct RecordTable: Sendable {
     private var rows: [DownloadRecord] = []
     private var positions: [DownloadID: Int] = [:]
+    /// The number of the last change of each row (beside `rows`).
+    private var rowChanges: [UInt64] = []
+    /// The number of the last change of any row.
+    private var lastChange: UInt64 = 0
+    /// Looks at the store under way, and the rows removed while one was (with the number of their removal).
+    private var looksUnderWay = 0
+    private var removedDuringLooks: [DownloadID: UInt64] = [:]
 
     var count: Int { rows.count }
 
@@ -25,6 +35,7 @@ struct RecordTable: Sendable {
     mutating func reserveCapacity(_ capacity: Int) {
         guard capacity > rows.capacity else { return }
         rows.reserveCapacity(rows.isEmpty ? capacity : max(capacity, rows.capacity * 2))
+        rowChanges.reserveCapacity(rows.capacity)
         positions.reserveCapacity(capacity)
     }
 
@@ -33,11 +44,14 @@ struct RecordTable: Sendable {
         get { positions[id].map { rows[$0] } }
         set {
             if let newValue {
+                lastChange &+= 1
                 if let position = positions[id] {
                     rows[position] = newValue
+                    rowChanges[position] = lastChange
                 } else {
                     positions[id] = rows.count
                     rows.append(newValue)
+                    rowChanges.append(lastChange)
                 }
             } else {
                 removeValue(forKey: id)
@@ -49,11 +63,35 @@ struct RecordTable: Sendable {
     @discardableResult
     mutating func removeValue(forKey id: DownloadID) -> DownloadRecord? {
         guard let position = positions.removeValue(forKey: id) else { return nil }
+        lastChange &+= 1
+        if looksUnderWay > 0 { removedDuringLooks[id] = lastChange }
         let last = rows.count - 1
         if position != last {
             rows.swapAt(position, last)
+            rowChanges.swapAt(position, last)
             positions[rows[position].downloadID] = position
         }
+        rowChanges.removeLast()
         return rows.removeLast()
+    }
+
+    /// A look at the store begins: returns the mark to give ``changed(_:since:)`` once the store has answered, and
+    /// ``endLook()`` when the answer is taken in.
+    mutating func beginLook() -> UInt64 {
+        looksUnderWay += 1
+        return lastChange
+    }
+
+    /// A look begun with ``beginLook()`` is over.
+    mutating func endLook() {
+        looksUnderWay = max(0, looksUnderWay - 1)
+        if looksUnderWay == 0 { removedDuringLooks = [:] }
+    }
+
+    /// Whether the record of `id` was changed, added or removed here since `mark` (from ``beginLook()``): what the
+    /// store said of it in the meantime may be older than what is held here.
+    func changed(_ id: DownloadID, since mark: UInt64) -> Bool {
+        if let position = positions[id] { return rowChanges[position] > mark }
+        return (removedDuringLooks[id] ?? 0) > mark
     }
 }

@@ -62,6 +62,39 @@ struct SharedDatabaseTests {
         await runner.shutdown()
     }
 
+    @Test("a look at the database never puts back what this process changed while the look read it")
+    func looksNeverUndoChangesMadeMeanwhile() async throws {
+        // The runner looks at the database every millisecond, and another process writes all the time (its looks
+        // find changes): each look reads the runner's own records too, while the runner changes them.
+        let runner = try await Harness.make { $0.externalChangeInterval = .milliseconds(1) }
+        let editor = try await Self.editor(of: runner)
+        let url = runner.origin.serve("/options.bin", size: 1_000)
+        let id = try await runner.manager.add(url, paused: true)
+        let other = try await editor.add(runner.origin.url("/other.bin"), paused: true)
+        let writing = Task {
+            var priority = 0
+            while !Task.isCancelled {
+                priority += 1
+                _ = try? await editor.add(
+                    runner.origin.url("/other.bin"), options: .init(priority: priority), paused: true)
+            }
+        }
+        var undone: [Int] = []
+        for priority in 1...300 {
+            // Added again with new options: they are the download's at once, and stay so.
+            #expect(try await runner.manager.add(url, options: .init(priority: priority), paused: true) == id)
+            try await Task.sleep(for: .milliseconds(1))
+            if await runner.manager.snapshot(id)?.options.priority != priority { undone.append(priority) }
+        }
+        writing.cancel()
+        await writing.value
+        #expect(undone.isEmpty, "the options given were undone after \(undone.count) of 300 adds: \(undone.prefix(5))")
+        #expect(runner.origin.requests(to: "/options.bin").isEmpty && runner.origin.requests(to: "/other.bin").isEmpty)
+        #expect(other != id)
+        await editor.shutdown()
+        await runner.shutdown()
+    }
+
     @Test("pause, resume and remove from an editor reach the running download")
     func controlFromElsewhere() async throws {
         let origin = try await TestOrigin.start()

@@ -52,4 +52,37 @@ struct RecordTableTests {
         #expect(table.ids.first == 1_000, "the last record took the removed one's place")
         #expect(table.inIDOrder.map(\.id) == (2...1_000).map { Int64($0) })
     }
+
+    @Test("a look at the store learns which records changed, were added or were removed here while it read")
+    func changesDuringALook() {
+        var table = RecordTable()
+        for id in 1...4 { table[DownloadID(rawValue: Int64(id))] = Self.record(Int64(id)) }
+        let (one, two, three, four, five) = (
+            DownloadID(rawValue: 1), DownloadID(rawValue: 2), DownloadID(rawValue: 3), DownloadID(rawValue: 4),
+            DownloadID(rawValue: 5)
+        )
+        let mark = table.beginLook()
+        #expect(![one, two, three, four, five].contains { table.changed($0, since: mark) })
+        table[two]?.state = .paused
+        table[five] = Self.record(5)
+        table.removeValue(forKey: three)
+        // The last row moved into the removed one's place: its number moved with it.
+        #expect(table.changed(two, since: mark))
+        #expect(table.changed(five, since: mark))
+        #expect(table.changed(three, since: mark))
+        #expect(!table.changed(one, since: mark))
+        #expect(!table.changed(four, since: mark))
+        // A second look begun now sees only what changes after it.
+        let later = table.beginLook()
+        table[one]?.state = .paused
+        #expect(table.changed(one, since: later) && table.changed(one, since: mark))
+        #expect(!table.changed(two, since: later))
+        #expect(!table.changed(three, since: later))
+        table.endLook()
+        #expect(table.changed(three, since: mark), "a removal is remembered while a look is under way")
+        table.endLook()
+        #expect(!table.changed(three, since: mark), "and forgotten once none is")
+        table[three] = Self.record(3)
+        #expect(table.changed(three, since: mark))
+    }
 }
