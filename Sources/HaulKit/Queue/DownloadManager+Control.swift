@@ -181,6 +181,9 @@ extension DownloadManager {
         await performAndWait(lifecycle.shutdown())
         await releaseClaimsAhead()
         await session.pacer.countAllUncounted()
+        // A state already seen (a download failed: `haul get`'s wait returned on it) is reported before the events
+        // end: `haul get` exited 0 with the download shown running, its failure never delivered.
+        while reportsInFlight > 0 { await withCheckedContinuation { reportWaiters.append($0) } }
         hub.finishAll()
     }
 }

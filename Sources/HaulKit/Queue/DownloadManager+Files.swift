@@ -114,12 +114,16 @@ extension DownloadManager {
         } else {
             record.transfer.durableBytes = 0
         }
+        record.state = .queued
         record.updatedAt = Date()
         records[id] = record
-        // The lifecycle queues it again at once (before the store is awaited): a call meanwhile sees it queued.
-        let actions = lifecycle.reopen(id)
+        // The lifecycle queues it again at once (before the store is awaited): a call meanwhile sees it queued. Its
+        // record action is this write, `queued` with the transfer columns in one transaction: a start meanwhile claims
+        // it from the store, which must not say `completed` once this write is in (see `claimRefused`), and a pause
+        // meanwhile is written after it, never overwritten by it.
+        _ = lifecycle.reopen(id)
         do {
-            try await store.saveTransfer(record)
+            try await store.saveLifecycleAndTransfers(lifecycle: [record], transfers: [record])
         } catch {
             configuration.logger.error("cannot record a changed file", metadata: ["download": "\(id)"])
         }
@@ -137,7 +141,8 @@ extension DownloadManager {
                 "a completed file changed; fetching it again", metadata: ["download": "\(id)", "how": "\(how)"])
             hub.yield(id, .fileChanged(how: how, action: action))
         }
-        await perform(actions)
+        // What it is now (queued, or paused meanwhile), said.
+        await perform([.report(id)])
         return .reopened
     }
 

@@ -164,8 +164,30 @@ extension DownloadManager {
 
     /// Another process runs the download (or it cannot run): show what the store records, and take over if its owner
     /// dies.
+    ///
+    /// The store's view may lag this manager's own write, on its way while the claim read it (a resume, a completed
+    /// download queued again: queued here, still paused or completed there). When the stored record is older than
+    /// the one here, it is read again once the writes sent before are in; if it is runnable then, the download is
+    /// claimed again at the next look (as one whose owner let it go), and the record here, newer, is kept.
     private func claimRefused(_ id: DownloadID) async {
-        let stored = try? await store.fetch(id)
+        var stored = try? await store.fetch(id)
+        var lagged = false
+        if let lagging = stored, let here = records[id], lagging.updatedAt < here.updatedAt {
+            // SQLite asks its writer, so the answer comes once the writes sent before are committed; elsewhere it is
+            // one more round trip before the second read.
+            _ = try? await store.changeToken()
+            stored = try? await store.fetch(id)
+            lagged = true
+        }
+        // A pause, removal or shutdown that came while the store was read: the start ends as a stopped job would.
+        if case .runningHere(let stopping) = lifecycle.phase(of: id), stopping != nil, let record = records[id] {
+            return await jobEnded(id, .stopped(record), started: false)
+        }
+        if lagged, let state = stored?.state, state == .queued || state == .running {
+            // Runnable now that this manager's own write is in: claimed again at the next look.
+            await perform(lifecycle.claimFailed(id, recorded: state))
+            return
+        }
         if let stored { replace(with: stored) }
         await perform(lifecycle.claimFailed(id, recorded: stored?.state))
     }

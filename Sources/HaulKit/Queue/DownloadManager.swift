@@ -98,6 +98,12 @@ public actor DownloadManager {
     var claimedAhead: [DownloadID: (outcome: ClaimOutcome, at: ContinuousClock.Instant)] = [:]
     /// Whether ``reconcile()`` is looking at the store now.
     var reconciling = false
+    /// Records a look read while they changed here (its view of them was older): the next look reads them again.
+    var setAsideByLook: Set<DownloadID> = []
+    /// States recorded here and not yet reported (their write awaited), and those waiting until all are: the
+    /// events end only after them (``shutdown()``).
+    var reportsInFlight = 0
+    var reportWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether a batch is being added, and the batches waiting for their turn (``addingTurn()``).
     var addingBatch = false
     var addingWaiters: [CheckedContinuation<Void, Never>] = []
@@ -261,6 +267,16 @@ public actor DownloadManager {
 
     /// Records downloads in `state` (one transaction) and reports it.
     private func record(_ ids: [DownloadID], _ state: DownloadState) async {
+        // The state is seen here at once (a wait returns on it) and reported once written: until then, the events
+        // must not end.
+        reportsInFlight += 1
+        defer {
+            reportsInFlight -= 1
+            if reportsInFlight == 0 {
+                for waiter in reportWaiters { waiter.resume() }
+                reportWaiters = []
+            }
+        }
         let now = Date()
         let changed = ids.compactMap { id -> DownloadRecord? in
             guard var record = records[id] else { return nil }
