@@ -51,9 +51,10 @@ extension DownloadManager {
         var newChecksums: Set<DownloadID> = []
         var shared: OutOfLine<DownloadOptions>?
         var lastResolved: (given: DownloadDestination?, resolved: DownloadDestination?)?
-        /// The fresh records of this batch by ``ResourceKey`` (positions in `fresh`): the same download asked for
-        /// twice in one batch is one download, as when it is asked for again later.
-        var freshByKey: [String: [Int]] = [:]
+        /// The fresh records of this batch by ``RequestIndex/key(url:destination:)`` (positions in `fresh`): the same
+        /// download asked for twice in one batch is one download, as when it is asked for again later.
+        var freshByRequest: [String: Int] = [:]
+        var freshKeys: [String] = []
         /// Positions in the results that repeat a fresh record of this batch (its position in `fresh`).
         var repeats: [(result: Int, fresh: Int)] = []
         let requests = try downloads.map { (given, destination, givenOptions) throws(DownloadError) in
@@ -76,10 +77,8 @@ extension DownloadManager {
                 resolved = resolve(destination)
                 if case .file = resolved {} else { lastResolved = (destination, resolved) }
             }
-            let key = ResourceKey.of(text)
-            if let earlier = freshByKey[key]?.first(where: {
-                Self.sameDestination(fresh[$0].requestedDestination, resolved)
-            }) {
+            let key = requestKey(url: text, destination: resolved)
+            if let earlier = freshByRequest[key] {
                 // Asked for twice in this batch: the later request's URL and options, as for a download asked for again.
                 if fresh[earlier].url != text {
                     fresh[earlier].url = text
@@ -104,7 +103,7 @@ extension DownloadManager {
                         "download \(holder) already writes \(file.path): give this one another file, or remove it")
                 }
             }
-            if let id = existingDownload(url: text, destination: resolved) {
+            if let id = existingDownload(url: text, destination: resolved, key: key) {
                 // Resumed if paused, failed or interrupted, and run by this manager from now on.
                 if records[id]?.isDamaged == false {
                     if await takeRequest(url: text, options: options, for: id) { newChecksums.insert(id) }
@@ -123,7 +122,8 @@ extension DownloadManager {
                 createdAt: now, updatedAt: now)
             record.owner = ownerText
             if case .file(let file) = resolved { record.destinationPath = file.path }
-            freshByKey[key, default: []].append(fresh.count)
+            freshByRequest[key] = fresh.count
+            freshKeys.append(key)
             freshPositions.append(results.count)
             freshURLs.append(url.baseURL == nil ? url : url.absoluteURL)
             results.append(nil)
@@ -145,7 +145,7 @@ extension DownloadManager {
             lifecycle.reserveCapacity(records.count + fresh.count)
         }
         for (index, record) in try await store.insert(consume fresh).enumerated() {
-            remember(record)
+            remember(record, requestKey: freshKeys[index])
             lifecycle.add(record.downloadID, priority: record.options.priority, paused: paused)
             results[freshPositions[index]] = record.downloadID
             hub.yield(record.downloadID, .added(snapshot(of: record, url: freshURLs[index])))
@@ -200,35 +200,20 @@ extension DownloadManager {
         return URL(fileURLWithPath: absolute.standardizedFileURL.path, isDirectory: isDirectory)
     }
 
-    /// Whether two requested destinations name the same place, however their URLs were spelled (records written
-    /// before destinations were spelled one way have a directory with or without its trailing `/`).
-    static func sameDestination(_ one: DownloadDestination?, _ other: DownloadDestination?) -> Bool {
-        switch (one, other) {
-        case (nil, nil): true
-        case (.file(let first)?, .file(let second)?), (.directory(let first)?, .directory(let second)?):
-            first.standardizedFileURL.path == second.standardizedFileURL.path
-        default: false
-        }
-    }
-
-    /// Downloads by ``ResourceKey`` of their URL.
-    private func urlIndex() -> [String: [DownloadID]] {
-        if let idsByURL { return idsByURL }
-        var index: [String: [DownloadID]] = [:]
-        index.reserveCapacity(records.count)
-        for record in records.inIDOrder { index[ResourceKey.of(record.url), default: []].append(record.downloadID) }
-        idsByURL = index
-        return index
+    /// How a request is keyed in ``requestIndex`` (``RequestIndex/key(url:destination:)``), the index built on first
+    /// use.
+    private func requestKey(url: String, destination: DownloadDestination?) -> String {
+        if requestIndex == nil { requestIndex = RequestIndex(records) }
+        return requestIndex?.key(url: url, destination: destination) ?? ""
     }
 
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
-    /// the same requested destination, else one that writes the file given, or writes in the directory given.
-    private func existingDownload(url: String, destination: DownloadDestination?) -> DownloadID? {
-        let key = ResourceKey.of(url)
-        let candidates = (urlIndex()[key] ?? []).compactMap { records[$0] }
-        if let same = candidates.first(where: { Self.sameDestination($0.requestedDestination, destination) }) {
-            return same.downloadID
-        }
+    /// the same requested destination (`key`, ``RequestIndex/key(url:destination:)``), else one that writes the
+    /// file given, or writes in the directory given.
+    private func existingDownload(url: String, destination: DownloadDestination?, key: String) -> DownloadID? {
+        guard let index = requestIndex else { return nil }
+        if let same = index.downloads(askedFor: key).first(where: { records[$0] != nil }) { return same }
+        let candidates = index.downloads(ofURL: url).compactMap { records[$0] }
         let writes = { (record: DownloadRecord) -> Bool in
             guard let path = record.destinationPath else { return false }
             switch destination {
@@ -249,10 +234,10 @@ extension DownloadManager {
         guard record.url != url || merged != record.options else { return false }
         let checksumChanged = merged.checksum != record.options.checksum
         if record.url != url {
-            idsByURL?[ResourceKey.of(record.url)]?.removeAll { $0 == id }
-            idsByURL?[ResourceKey.of(url), default: []].append(id)
+            requestIndex?.remove(record)
             hostKeys[id] = nil
             record.url = url
+            requestIndex?.insert(record)
         }
         record.options = merged
         record.updatedAt = Date()

@@ -71,9 +71,9 @@ public actor DownloadManager {
     var records = RecordTable()
     /// Every change of state is decided here.
     var lifecycle: DownloadLifecycle
-    /// Downloads by URL, for ``add(_:to:options:)`` to find an existing one; built on first use (a manager that only
-    /// lists or edits a large queue never needs it).
-    var idsByURL: [String: [DownloadID]]?
+    /// Downloads by URL and destination, for ``add(_:to:options:)`` to find an existing one; built on first use (a
+    /// manager that only lists or edits a large queue never needs it).
+    var requestIndex: RequestIndex?
     /// The owner text last shown in a snapshot, and how it is shown (``shownOwner(_:)``).
     var lastShownOwner: (text: String, shown: String)?
     var reservations = DestinationReservations()
@@ -298,9 +298,10 @@ public actor DownloadManager {
 
     // MARK: - Records
 
-    func remember(_ record: DownloadRecord) {
+    /// Remembers `record`; `requestKey` is its ``RequestIndex/key(url:destination:)`` if already known.
+    func remember(_ record: DownloadRecord, requestKey: String? = nil) {
         Self.remember(record, in: &records, holding: &reservations)
-        idsByURL?[ResourceKey.of(record.url), default: []].append(record.downloadID)
+        requestIndex?.insert(record, key: requestKey)
     }
 
     /// Puts `record` in `table` and holds its destination in `reservations`.
@@ -376,7 +377,7 @@ public actor DownloadManager {
         lifecycle.forgotten([id])
         guard let record = records.removeValue(forKey: id) else { return }
         hostKeys[id] = nil
-        idsByURL?[ResourceKey.of(record.url)]?.removeAll { $0 == id }
+        requestIndex?.remove(record)
         if let path = record.destinationPath { reservations.release(path, of: id) }
         hub.yield(id, .status(.removed))
     }

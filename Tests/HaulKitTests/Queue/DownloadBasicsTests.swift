@@ -265,6 +265,32 @@ struct DownloadBasicsTests {
         await harness.shutdown()
     }
 
+    /// A mirror list or a dashboard's queue: one URL saved under many names. Each addition once compared every
+    /// earlier destination of its URL, and 10,000 took over five minutes (the hang guard's limit is far above a
+    /// linear batch's time).
+    @Test(
+        "one URL to 10,000 files in one batch: 10,000 downloads, a repeat in the batch found, the list again finds each",
+        .timeLimit(.minutes(2)))
+    func oneURLToManyFiles() async throws {
+        let harness = try await Harness.make(inMemory: true)
+        let url = harness.origin.serve("/one.bin", size: 100)
+        let files = (1...10_000).map { harness.directory.file("f\($0).bin") }
+        var batch = files.map { (url, Optional(DownloadDestination.file($0)), DownloadOptions()) }
+        // f7.bin again, spelled another way: the same download.
+        let respelled = harness.directory.file("sub/../f7.bin")
+        batch.append((url, .file(respelled), .init(priority: 3)))
+        let ids = try await harness.manager.add(contentsOf: batch, paused: true)
+        #expect(Set(ids).count == 10_000)
+        #expect(ids[10_000] == ids[6])
+        #expect(await harness.manager.snapshot(ids[6])?.options.priority == 3)
+        let again = try await harness.manager.add(
+            contentsOf: files.reversed().map { (url, .file($0), .init()) }, paused: true)
+        #expect(again == ids[..<10_000].reversed())
+        #expect(await harness.manager.snapshots().count == 10_000)
+        #expect(harness.origin.requests(to: "/one.bin").isEmpty)
+        await harness.shutdown()
+    }
+
     @Test("adding again to a directory that did not exist the first time finds the same download")
     func addingToNewDirectoryAgain() async throws {
         let harness = try await Harness.make(inMemory: true)
