@@ -273,13 +273,15 @@ struct DownloadLifecycle: Sendable {
         return recorded.isEmpty ? [] : [.record(recorded, .queued)]
     }
 
-    /// A completed download whose file changed on disk is fetched again: queued, run by this manager.
+    /// A completed download whose file changed on disk is fetched again: queued, run by this manager. The owner
+    /// records `queued` itself, with the transfer columns it resets, in one transaction (a `record` action would write
+    /// the state alone), and then reports it.
     mutating func reopen(_ id: DownloadID) -> [Action] {
         guard entries[id]?.phase == .completed else { return [] }
         entries[id]?.adopted = true
         entries[id]?.ownedElsewhere = false
         set(id, .queued)
-        return [.record([id], .queued)]
+        return [.report(id)]
     }
 
     /// A completed download whose file changed on disk, kept as it is (``ExistingFilePolicy/keep``), or that cannot

@@ -117,11 +117,11 @@ extension DownloadManager {
         record.state = .queued
         record.updatedAt = Date()
         records[id] = record
-        // The lifecycle queues it again at once (before the store is awaited): a call meanwhile sees it queued. Its
-        // record action is this write, `queued` with the transfer columns in one transaction: a start meanwhile claims
-        // it from the store, which must not say `completed` once this write is in (see `claimRefused`), and a pause
-        // meanwhile is written after it, never overwritten by it.
-        _ = lifecycle.reopen(id)
+        // The lifecycle queues it again at once (before the store is awaited): a call meanwhile sees it queued. The
+        // write is `queued` with the transfer columns in one transaction: a start meanwhile claims it from the store,
+        // which must not say `completed` once this write is in (see `claimRefused`), and a pause meanwhile is written
+        // after it, never overwritten by it.
+        let report = lifecycle.reopen(id)
         do {
             try await store.saveLifecycleAndTransfers(lifecycle: [record], transfers: [record])
         } catch {
@@ -142,7 +142,7 @@ extension DownloadManager {
             hub.yield(id, .fileChanged(how: how, action: action))
         }
         // What it is now (queued, or paused meanwhile), said.
-        await perform([.report(id)])
+        await perform(report)
         return .reopened
     }
 

@@ -128,12 +128,20 @@ extension DownloadManager {
             return nil
         }
         var changed = false
+        // As in ``reconcile()``: what this process changes during the read is newer than what was read.
+        let mark = records.beginLook()
+        defer { records.endLook() }
         for stored in (try? await store.fetch(followed)) ?? [] where !lifecycle.isShutDown {
             // Only what another process changed, and is still followed: a start here since has its own view.
             switch lifecycle.phase(of: stored.downloadID) {
             case .runningElsewhere(let recorded)? where recorded != stored.state: break
             case .queued? where stored.state != .queued: break
             default: continue
+            }
+            guard !records.changed(stored.downloadID, since: mark) else {
+                // Changed here meanwhile (a resume whose write is on its way): read again at the next look.
+                next.token = nil
+                continue
             }
             await performAndWait(adopt(stored))
             changed = true
