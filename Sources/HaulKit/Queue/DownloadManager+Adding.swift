@@ -208,21 +208,27 @@ extension DownloadManager {
     }
 
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with
-    /// the same requested destination (`key`, ``RequestIndex/key(url:destination:)``), else one that writes the
-    /// file given, or writes in the directory given.
+    /// the same requested destination (`key`, ``RequestIndex/key(url:destination:)``), else one of that URL that
+    /// writes the file given (the last to take its name), or writes in the directory given.
+    ///
+    /// None of these compares every download of the URL with the file given: a URL saved under 10,000 names, given
+    /// 10,000 more, made each addition read every record of the URL (over four minutes for the batch).
     private func existingDownload(url: String, destination: DownloadDestination?, key: String) -> DownloadID? {
         guard let index = requestIndex else { return nil }
         if let same = index.downloads(askedFor: key).first(where: { records[$0] != nil }) { return same }
-        let candidates = index.downloads(ofURL: url).compactMap { records[$0] }
-        let writes = { (record: DownloadRecord) -> Bool in
-            guard let path = record.destinationPath else { return false }
-            switch destination {
-            case .file(let file)?: return path == file.path
-            case .directory(let directory)?: return FileSystem.parent(of: path) == directory.path
-            case nil: return false
+        switch destination {
+        case .file(let file)?:
+            guard let holder = reservations.holder(of: file.path), records.destinationPath(of: holder) == file.path,
+                let record = records[holder], ResourceKey.same(record.url, url)
+            else { return nil }
+            return holder
+        case .directory(let directory)?:
+            return index.downloads(ofURL: url).first { id in
+                records.destinationPath(of: id).map { FileSystem.parent(of: $0) == directory.path } ?? false
             }
+        case nil:
+            return nil
         }
-        return candidates.first(where: writes)?.downloadID
     }
 
     /// A download asked for again: a freshly signed `url` replaces its URL, and `options` its options where they

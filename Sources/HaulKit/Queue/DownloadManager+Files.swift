@@ -105,6 +105,9 @@ extension DownloadManager {
     private func reopen(_ record: DownloadRecord, how: String?, resumed: Bool) async -> CompletedFileCheck {
         var record = record
         let id = record.downloadID
+        // Completed still: a verification recorded before this awaited the store, and another process may have
+        // queued it or removed it meanwhile (its record here is then newer than `record`).
+        guard lifecycle.phase(of: id) == .completed else { return .complete }
         record.transfer.finalizing = false
         record.transfer.segments = nil
         record.transfer.generation += 1

@@ -173,8 +173,9 @@ extension DownloadManager {
         var stored = try? await store.fetch(id)
         var lagged = false
         if let lagging = stored, let here = records[id], lagging.updatedAt < here.updatedAt {
-            // SQLite asks its writer, so the answer comes once the writes sent before are committed; elsewhere it is
-            // one more round trip before the second read.
+            // SQLite reads beside its writer: its change token is asked of the writer, so the answer comes once the
+            // writes sent before are committed. PostgreSQL's reads and writes of records take turns in the order they
+            // were made, and the in-memory store's are immediate: there the first read already saw them.
             _ = try? await store.changeToken()
             stored = try? await store.fetch(id)
             lagged = true

@@ -139,7 +139,9 @@ extension DownloadManager {
             default: continue
             }
             guard !records.changed(stored.downloadID, since: mark) else {
-                // Changed here meanwhile (a resume whose write is on its way): read again at the next look.
+                // Changed here meanwhile (a resume whose write is on its way): read again at the next look, which
+                // first asks the store's change token, so that this process's writes sent before are in (SQLite asks
+                // its writer; PostgreSQL's reads and writes take turns).
                 next.token = nil
                 continue
             }

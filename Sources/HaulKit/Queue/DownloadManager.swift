@@ -318,6 +318,11 @@ public actor DownloadManager {
         guard let current = records[id] else { return remember(stored) }
         records[id] = stored
         if stored.url != current.url { hostKeys[id] = nil }
+        if stored.url != current.url || stored.requestedDestination != current.requestedDestination {
+            // A freshly signed URL taken elsewhere, or a row read again whole (damaged, or no longer): found by it.
+            requestIndex?.remove(current)
+            requestIndex?.insert(stored)
+        }
         if let path = stored.destinationPath, path != current.destinationPath { reservations.hold(path, for: id) }
     }
 

@@ -31,6 +31,9 @@ struct RecordTable: Sendable {
         return ascending ? rows : rows.sorted { $0.downloadID < $1.downloadID }
     }
 
+    /// Where the record of `id` writes, without copying the record (looked up for many records at once).
+    func destinationPath(of id: DownloadID) -> String? { positions[id].flatMap { rows[$0].destinationPath } }
+
     /// Makes room for `capacity` records; growing still at least doubles, so one more each time is not quadratic.
     mutating func reserveCapacity(_ capacity: Int) {
         guard capacity > rows.capacity else { return }
