@@ -30,7 +30,7 @@ extension EndToEnd {
             let running = try await DashboardTests.add(
                 base, origin.serve("/video.mkv", size: 50_000_000).absoluteString)
             try await DashboardTests.waitForStatus(base, running, "active")
-            try await Browser.check("dashboard_axe.py", [base, EndToEnd.Aria2pTests.secret, done])
+            try await Browser.check("dashboard_axe.py", [base, EndToEnd.Aria2pTests.secret, done], daemon: daemon)
             daemon.send(SIGTERM)
             _ = try await daemon.wait(timeout: .seconds(30))
             await origin.stop()

@@ -30,7 +30,7 @@ extension EndToEnd {
             let limited = (0..<3).map { throttled.serve("/limited-\($0).bin", size: 20_000).absoluteString }
             try await Browser.check(
                 "dashboard_hosts.py",
-                ["http://127.0.0.1:\(port)", EndToEnd.Aria2pTests.secret, openURL] + limited)
+                ["http://127.0.0.1:\(port)", EndToEnd.Aria2pTests.secret, openURL] + limited, daemon: daemon)
             #expect(throttled.requestLimit.counts.refused >= 1, "the origin refused a request with 429")
             daemon.send(SIGTERM)
             _ = try await daemon.wait(timeout: .seconds(30))

@@ -71,7 +71,7 @@ extension EndToEnd {
                 "failed": failed, "failedURL": late.absoluteString, "waiting": waiting, "bulk": bulk,
             ]
             let json = String(decoding: try JSONSerialization.data(withJSONObject: scenario), as: UTF8.self)
-            try await Browser.check("dashboard_queue.py", [base, secret, json])
+            try await Browser.check("dashboard_queue.py", [base, secret, json], daemon: daemon)
             daemon.send(SIGTERM)
             _ = try await daemon.wait(timeout: .seconds(30))
             await origin.stop()

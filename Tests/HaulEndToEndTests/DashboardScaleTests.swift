@@ -35,7 +35,7 @@ extension EndToEnd {
             let (daemon, port) = try await Browser.serve(directory, ["-j", "1"])
             try await Browser.check(
                 "dashboard_scale.py", ["http://127.0.0.1:\(port)", EndToEnd.Aria2pTests.secret, "10000"],
-                timeout: .seconds(900))
+                daemon: daemon, timeout: .seconds(900))
             daemon.send(SIGTERM)
             _ = try await daemon.wait(timeout: .seconds(30))
             await origin.stop()

@@ -43,7 +43,7 @@ extension EndToEnd {
                     origin.serve("/added-2.bin", size: 1_000).absoluteString,
                 ], environment: environment)
             let status = try await check.wait(timeout: .seconds(180))
-            #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)")
+            #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)\(Browser.describe(daemon))")
             daemon.send(SIGTERM)
             _ = try await daemon.wait(timeout: .seconds(30))
             await origin.stop()
@@ -93,8 +93,11 @@ enum Browser {
         FileManager.default.currentDirectoryPath + "/tools/browser/\(name)"
     }
 
-    /// Runs a browser check to its end and records its output as the failure when it fails.
-    static func check(_ name: String, _ arguments: [String], timeout: Duration = .seconds(240)) async throws {
+    /// Runs a browser check to its end and records its output as the failure when it fails, with what became of
+    /// `daemon` (the page it serves was once refused a connection, with no word of why).
+    static func check(
+        _ name: String, _ arguments: [String], daemon: ChildProcess? = nil, timeout: Duration = .seconds(240)
+    ) async throws {
         var environment: [String: String] = [:]
         for name in ["HAUL_SCREENSHOT", "HAUL_DASHBOARD_SOAK_SECONDS"] {
             if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
@@ -102,8 +105,17 @@ enum Browser {
         let check = try ChildProcess(
             executable: python, arguments: [script(name)] + arguments, environment: environment)
         let status = try await check.wait(timeout: timeout)
-        #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)")
+        #expect(status == 0, "\(check.standardOutput)\n\(check.standardError)\(daemon.map(Self.describe) ?? "")")
         print(check.standardOutput.split(separator: "\n").filter { !$0.hasPrefix("ok:") }.joined(separator: "\n"))
+    }
+
+    /// Whether `daemon` still runs, and what it wrote on its standard error.
+    static func describe(_ daemon: ChildProcess) -> String {
+        let process = daemon.process
+        let state =
+            process.isRunning
+            ? "still running" : "ended (status \(process.terminationStatus), \(process.terminationReason))"
+        return "\nthe daemon: \(state); its standard error:\n\(daemon.standardError.suffix(4_000))"
     }
 
     /// `haul serve` on `port` (0: a free one) over `directory`, with `arguments` besides; returns it and its port.
