@@ -96,9 +96,12 @@ extension EndToEnd {
             #expect(download["sha256"] as? String == TestContent.sha256(size: 200_000))
             second.send(SIGTERM)
             #expect(try await second.wait(timeout: .seconds(30)) == 0)
+            // The first hook's `sleep 30`, if it still sleeps: once it has ended, its pid may be another process's.
             if let pid = Int32(
                 (try? String(contentsOfFile: marks + ".first", encoding: .utf8))?.trimmingCharacters(
-                    in: .whitespacesAndNewlines) ?? "")
+                    in: .whitespacesAndNewlines) ?? ""),
+                let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8),
+                command.hasPrefix("sleep")
             {
                 kill(pid, SIGKILL)
             }
