@@ -219,7 +219,7 @@ extension DownloadManager {
         switch destination {
         case .file(let file)?:
             guard let holder = reservations.holder(of: file.path), records.destinationPath(of: holder) == file.path,
-                let record = records[holder], ResourceKey.same(record.url, url)
+                let holderURL = records.url(of: holder), ResourceKey.same(holderURL, url)
             else { return nil }
             return holder
         case .directory(let directory)?:

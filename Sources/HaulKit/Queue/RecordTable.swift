@@ -34,6 +34,9 @@ struct RecordTable: Sendable {
     /// Where the record of `id` writes, without copying the record (looked up for many records at once).
     func destinationPath(of id: DownloadID) -> String? { positions[id].flatMap { rows[$0].destinationPath } }
 
+    /// The URL of the record of `id`, without copying the record.
+    func url(of id: DownloadID) -> String? { positions[id].map { rows[$0].url } }
+
     /// Makes room for `capacity` records; growing still at least doubles, so one more each time is not quadratic.
     mutating func reserveCapacity(_ capacity: Int) {
         guard capacity > rows.capacity else { return }
