@@ -271,24 +271,34 @@ extension DownloadManager {
             endingJobs.remove(id)
             for waiter in jobEndWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
         }
-        guard var record = records[id] else {
+        // Changed in place (a copy taken and set back is two copies of the record).
+        let ended = outcome.record
+        let changed: Void? = records.modify(id) { record in
+            // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle
+            // columns are ours.
+            record.destinationPath = ended.destinationPath
+            record.transfer = ended.transfer
+            record.fingerprint = ended.fingerprint
+            switch outcome {
+            case .completed(let finished):
+                record.completedAt = finished.completedAt ?? Date()
+                record.updatedAt = finished.updatedAt
+            case .failed(_, let error):
+                record.lastError = error
+            case .stopped, .handedOff:
+                break
+            }
+        }
+        guard changed != nil else {
             await store.release(id)
             return nil
         }
-        let host = hostKey(of: record)
-        // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle columns
-        // are ours.
-        record.destinationPath = outcome.record.destinationPath
-        record.transfer = outcome.record.transfer
-        record.fingerprint = outcome.record.fingerprint
+        let host = hostKeys[id] ?? records[id].map(hostKey(of:)) ?? ""
         let ending: DownloadLifecycle.Ending
         switch outcome {
         case .completed(let finished):
-            record.completedAt = finished.completedAt ?? Date()
-            record.updatedAt = finished.updatedAt
             ending = .completed(recorded: finished.state == .completed)
         case .failed(_, let error):
-            record.lastError = error
             configuration.logger.info("download failed", metadata: ["download": "\(id)", "error": "\(error)"])
             ending = .failed
         case .stopped:
@@ -298,9 +308,8 @@ extension DownloadManager {
             configuration.logger.error("a handed-off download ended as a job", metadata: ["download": "\(id)"])
             ending = .stopped
         }
-        records[id] = record
         let actions = lifecycle.jobEnded(id, ending)
-        if lifecycle.phase(of: id) == .completed { records[id]?.state = .completed }
+        if lifecycle.phase(of: id) == .completed { records.modify(id) { $0.state = .completed } }
         if let failure = await perform(actions).failure {
             removalFailures[id] = failure
             // Kept because a file could not be deleted: stopped, not running, so it can be removed again.
@@ -327,14 +336,14 @@ extension DownloadManager {
     ) throws(DownloadError)
         -> String
     {
-        guard records[id] != nil else { throw .unknownDownload(id) }
+        guard records.contains(id) else { throw .unknownDownload(id) }
         let path = reservations.reserve(
             name, in: directory, for: id, replacingFiles: replacing, journal: journal
         ) { [records] holder in
-            records[holder]?.state != .completed
+            records.state(of: holder) != .completed
         }
         // The job records it with the rest of its columns.
-        records[id]?.destinationPath = path
+        records.modify(id) { $0.destinationPath = path }
         return path
     }
 }

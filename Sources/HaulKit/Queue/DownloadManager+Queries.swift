@@ -201,7 +201,7 @@ extension DownloadManager {
     // MARK: - Reporting
 
     /// The status event that reports `record`'s state.
-    func status(of record: DownloadRecord) -> DownloadStatus {
+    static func status(of record: DownloadRecord) -> DownloadStatus {
         switch record.state {
         case .queued: .queued
         case .running: .running

@@ -214,9 +214,15 @@ public actor DownloadManager {
             case .record(let ids, let state):
                 await record(ids, state)
             case .report(let id):
-                guard let state = lifecycle.phase(of: id)?.state, records[id] != nil else { continue }
-                records[id]?.state = state
-                if let record = records[id] { hub.yield(id, .status(status(of: record))) }
+                guard let state = lifecycle.phase(of: id)?.state,
+                    let status = records.modify(
+                        id,
+                        { record in
+                            record.state = state
+                            return Self.status(of: record)
+                        })
+                else { continue }
+                hub.yield(id, .status(status))
             case .start(let id):
                 await start(id, claimed: claimed.removeValue(forKey: id), freedBefore: freedBefore)
             case .stop(let id, _):
@@ -293,7 +299,7 @@ public actor DownloadManager {
             configuration.logger.error(
                 "cannot record states", metadata: ["downloads": "\(changed.map(\.downloadID))", "error": "\(error)"])
         }
-        for record in changed { hub.yield(record.downloadID, .status(status(of: record))) }
+        for record in changed { hub.yield(record.downloadID, .status(Self.status(of: record))) }
     }
 
     // MARK: - Records

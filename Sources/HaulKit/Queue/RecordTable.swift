@@ -37,6 +37,22 @@ struct RecordTable: Sendable {
     /// The URL of the record of `id`, without copying the record.
     func url(of id: DownloadID) -> String? { positions[id].map { rows[$0].url } }
 
+    /// Whether there is a record of `id` (without copying it).
+    func contains(_ id: DownloadID) -> Bool { positions[id] != nil }
+
+    /// The state of the record of `id`, without copying the record.
+    func state(of id: DownloadID) -> DownloadState? { positions[id].map { rows[$0].state } }
+
+    /// Changes the record of `id` in place (numbered as any change) and returns what `change` returns; nil, with
+    /// nothing changed, if there is none. Setting a copy back through the subscript copies the record twice.
+    @discardableResult
+    mutating func modify<Result>(_ id: DownloadID, _ change: (inout DownloadRecord) -> Result) -> Result? {
+        guard let position = positions[id] else { return nil }
+        lastChange &+= 1
+        rowChanges[position] = lastChange
+        return change(&rows[position])
+    }
+
     /// Makes room for `capacity` records; growing still at least doubles, so one more each time is not quadratic.
     mutating func reserveCapacity(_ capacity: Int) {
         guard capacity > rows.capacity else { return }

@@ -55,7 +55,9 @@ extension DownloadJob {
             } catch {
                 return try await restartForChangedDigest(error)
             }
-            record.transfer.finalURL = finalURL.absoluteString
+            let finalText = finalURL.absoluteString
+            record.transfer.finalURL = finalText
+            lastResponseURL = (finalText, finalURL)
             for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
                 logger.info("the server names a mirror", metadata: ["mirror": "\(added)"])
             }

@@ -38,7 +38,9 @@ extension DownloadJob {
         var validator = head.validator
         validator.contentEncoding = ResourceValidator.decoded(head.contentEncoding ?? encoding)
         validator.totalBytes = nil
-        record.transfer.finalURL = finalURL.absoluteString
+        let finalText = finalURL.absoluteString
+        record.transfer.finalURL = finalText
+        lastResponseURL = (finalText, finalURL)
         guard try await beginPartData(validator, head: head, url: finalURL) else { return .keptExistingFile }
         state.update { $0.total = nil }
         // The encoded length frames the body; the decoded length is known only at its end.

@@ -45,8 +45,15 @@ extension DownloadJob {
         let served = mirrors.servedBytes
         guard !served.isEmpty else {
             let url = record.transfer.finalURL ?? record.url
-            return URL(string: url).map { [DownloadSourceBytes(url: $0, bytes: total)] } ?? []
+            return parsed(url).map { [DownloadSourceBytes(url: $0, bytes: total)] } ?? []
         }
-        return served.compactMap { url, bytes in URL(string: url).map { DownloadSourceBytes(url: $0, bytes: bytes) } }
+        return served.compactMap { url, bytes in parsed(url).map { DownloadSourceBytes(url: $0, bytes: bytes) } }
+    }
+
+    /// `url` parsed: the last response's URL as the session parsed it when it is that one (most often: parsing it
+    /// again was 0.5% of a small file's instructions).
+    private func parsed(_ url: String) -> URL? {
+        if let lastResponseURL, lastResponseURL.text == url { return lastResponseURL.url }
+        return URL(string: url)
     }
 }

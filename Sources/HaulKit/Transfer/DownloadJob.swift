@@ -68,6 +68,9 @@ struct DownloadJob {
     /// Why an earlier job of this download, which handed its small file off, had it back unfinished: this job
     /// starts by waiting that failure out as a retry, without a slot, and waits for its own file.
     let handedOverAfter: (any Error)?
+    /// The URL the last response came from, as text (as ``TransferRecord/finalURL`` keeps it) and as the session
+    /// parsed it; nil before the first response.
+    var lastResponseURL: (text: String, url: URL)?
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,

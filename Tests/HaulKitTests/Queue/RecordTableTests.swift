@@ -19,7 +19,7 @@ struct RecordTableTests {
         table.reserveCapacity(100)
         for step in 0..<5_000 {
             let id = DownloadID(rawValue: Int64.random(in: 1...400, using: &generator))
-            switch Int.random(in: 0..<10, using: &generator) {
+            switch Int.random(in: 0..<11, using: &generator) {
             case 0..<5:
                 let record = Self.record(id.rawValue, state: step.isMultiple(of: 2) ? .queued : .paused)
                 table[id] = record
@@ -29,11 +29,24 @@ struct RecordTableTests {
             case 8:
                 table[id] = nil
                 model[id] = nil
-            default:
+            case 9:
                 table[id]?.state = .failed
                 model[id]?.state = .failed
+            default:
+                // In place: the same as a copy changed and set back, and nothing for a record not there.
+                let changed = table.modify(id) { record -> DownloadState in
+                    record.state = .interrupted
+                    record.destinationPath = "/d/\(id.rawValue)"
+                    return record.state
+                }
+                #expect(changed == (model[id] == nil ? nil : .interrupted))
+                model[id]?.state = .interrupted
+                model[id]?.destinationPath = "/d/\(id.rawValue)"
             }
             #expect(table[id] == model[id])
+            #expect(table.contains(id) == (model[id] != nil))
+            #expect(table.state(of: id) == model[id]?.state)
+            #expect(table.destinationPath(of: id) == model[id]?.destinationPath)
             #expect(table.count == model.count)
         }
         #expect(Set(table.ids) == Set(model.keys))
@@ -63,7 +76,7 @@ struct RecordTableTests {
         )
         let mark = table.beginLook()
         #expect(![one, two, three, four, five].contains { table.changed($0, since: mark) })
-        table[two]?.state = .paused
+        table.modify(two) { $0.state = .paused }
         table[five] = Self.record(5)
         table.removeValue(forKey: three)
         // The last row moved into the removed one's place: its number moved with it.
