@@ -9,7 +9,9 @@
 # corrupted debuginfo file"), so each binary is copied without its debug sections (`strip --strip-debug`): symbols
 # stay, per-function attribution works.
 #   bench/instructions.sh /tmp/haul-main .build-release/release/haul
-# Settings (environment): SMALL (500), LARGE (2500), KEEP (a directory: keep each callgrind.out there, for
+# Settings (environment): SMALL (500), LARGE (2500), ROUNDS (1: each binary counted once; more: the binaries in turn,
+# round after round, then each one's median: a count moves by 1-3% from run to run with the scheduling of the
+# threads, so one round cannot show a change of 2%), KEEP (a directory: keep each callgrind.out there, for
 # callgrind_annotate). A binary named haul-floor (bench/floor: AsyncHTTPClient alone, `bench/floor.sh` builds it) is
 # run as the floor, to count it beside them. Writes bench/results/instructions-<date>-<HHMM>.csv.
 set -euo pipefail
@@ -19,6 +21,7 @@ source bench/lib.sh
 command -v valgrind >/dev/null || as_root apt-get install -y -qq valgrind >/dev/null
 SMALL=${SMALL:-500}
 LARGE=${LARGE:-2500}
+ROUNDS=${ROUNDS:-1}
 [ "$LARGE" -gt "$SMALL" ] || { echo "LARGE must exceed SMALL" >&2; exit 64; }
 
 bench_counting instructions instructions "$LARGE"
@@ -51,9 +54,20 @@ count() {
 
 [ -n "${KEEP:-}" ] && mkdir -p "$KEEP"
 for binary in "$@"; do strip --strip-debug -o "$WORK/$(basename "$binary")" "$binary"; done
-for binary in "$@"; do
-    small=$(count "$binary" "$SMALL")
-    large=$(count "$binary" "$LARGE")
-    echo "$(basename "$binary"): $(((large - small) / (LARGE - SMALL))) instructions per file ($SMALL files: $small, $LARGE: $large)"
+declare -A perFile
+for round in $(seq "$ROUNDS"); do
+    for binary in "$@"; do
+        small=$(count "$binary" "$SMALL")
+        large=$(count "$binary" "$LARGE")
+        each=$(((large - small) / (LARGE - SMALL)))
+        perFile[$binary]+="$each "
+        echo "round $round, $(basename "$binary"): $each instructions per file ($SMALL files: $small, $LARGE: $large)"
+    done
 done
+if [ "$ROUNDS" -gt 1 ]; then
+    for binary in "$@"; do
+        echo "$(basename "$binary"): median $(tr ' ' '\n' <<< "${perFile[$binary]}" | sed '/^$/d' | sort -n \
+            | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)) }') instructions per file over $ROUNDS rounds (${perFile[$binary]% })"
+    done
+fi
 if grep -q ',NO$' "$CSV"; then echo "unverified output: see $CSV" >&2; exit 1; fi

@@ -204,7 +204,8 @@ extension DownloadManager {
     /// use.
     private func requestKey(url: String, destination: DownloadDestination?) -> String {
         if requestIndex == nil { requestIndex = RequestIndex(records) }
-        return requestIndex?.key(url: url, destination: destination) ?? ""
+        // Changed in place (its last spelling is kept): never nil after the line above.
+        return requestIndex!.key(url: url, destination: destination)
     }
 
     /// The download that `url` to `destination` asks for again: one of the same URL (but for its signature) with

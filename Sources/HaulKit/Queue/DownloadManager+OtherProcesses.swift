@@ -138,14 +138,13 @@ extension DownloadManager {
             case .queued? where stored.state != .queued: break
             default: continue
             }
-            guard !records.changed(stored.downloadID, since: mark) else {
+            guard await adoptUnlessChanged(stored, since: mark) else {
                 // Changed here meanwhile (a resume whose write is on its way): read again at the next look, which
                 // first asks the store's change token, so that this process's writes sent before are in (SQLite asks
-                // its writer; PostgreSQL's reads and writes take turns).
+                // its writer; PostgreSQL's reads and writes take turns), and at the next tick's.
                 next.token = nil
                 continue
             }
-            await performAndWait(adopt(stored))
             changed = true
         }
         guard changed else {
@@ -164,7 +163,7 @@ extension DownloadManager {
     /// reports its size first (no job here sent its progress), so an observer's count of bytes is not left at 0.
     func adopt(_ stored: DownloadRecord) -> [DownloadLifecycle.Action] {
         let id = stored.downloadID
-        let isNew = records[id] == nil
+        let isNew = !records.contains(id)
         let wasCompleted = lifecycle.phase(of: id) == .completed
         if lifecycle.phase(of: id).map({ if case .runningHere = $0 { true } else { false } }) != true {
             replace(with: stored)
@@ -183,13 +182,15 @@ extension DownloadManager {
     }
 
     /// Takes in `stored`, read by a look begun at `mark`, unless its record changed here since (then set aside for the
-    /// next look).
-    private func adoptUnlessChanged(_ stored: DownloadRecord, since mark: UInt64) async {
+    /// next tick's look, which reads it again); returns whether it was taken in.
+    @discardableResult
+    private func adoptUnlessChanged(_ stored: DownloadRecord, since mark: UInt64) async -> Bool {
         guard !records.changed(stored.downloadID, since: mark) else {
             setAsideByLook.insert(stored.downloadID)
-            return
+            return false
         }
         await performAndWait(adopt(stored))
+        return true
     }
 
     /// Records `running` for the jobs started since the last tick that still run. Only rows still `queued` change:
