@@ -174,6 +174,12 @@ struct DownloadLifecycle: Sendable {
     /// How many queued downloads wait for a connection to their host.
     var heldBackCount: Int { heldBack.count }
 
+    /// The first `count` downloads of the run queue, in the order they would start.
+    func queued(first count: Int) -> [DownloadID] { queue.prefix(count) }
+
+    /// Whether any download waits in the run queue.
+    var anyQueued: Bool { !queue.isEmpty }
+
     // MARK: - Events
 
     /// A download read from the store at start-up. One recorded `running` whose claim nobody holds was left by a

@@ -29,7 +29,10 @@ extension DownloadManager {
             guard !starts.isEmpty else { return followOthersWhileIdle() }
             let heldBack = lifecycle.heldBackCount
             await perform(starts)
-            guard lifecycle.heldBackCount > heldBack else { return }
+            // Starts whose claims were all refused (another worker holds them) leave nothing running here: their
+            // downloads are followed at once, not at the next tick's look (a worker of a shared queue learnt its
+            // last downloads' ends, and `haul run` ended, up to a tick after the worker that ran them).
+            guard lifecycle.heldBackCount > heldBack else { return followOthersWhileIdle() }
         }
     }
 

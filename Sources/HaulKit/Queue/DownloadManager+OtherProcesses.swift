@@ -79,20 +79,22 @@ extension DownloadManager {
     /// something changed (``followOthersWhileIdle()``).
     static let idleLookInterval = Duration.milliseconds(50)
 
-    /// How many of the downloads held back for a busy host a look of ``followOthersWhileIdle()`` reads, at most.
+    /// How many of the downloads held back for a busy host, or at the head of the run queue, a look of
+    /// ``followOthersWhileIdle()`` reads, at most.
     static let heldBackFollowed = 256
 
-    /// Follows the downloads other processes run, and those held back here for a busy host (another worker may take
-    /// and finish them), while none runs here: when the store's change token moved, their records are read (only
-    /// theirs, up to ``heldBackFollowed`` held back) and taken in. A worker whose own part of a shared queue is done so
-    /// sees the others' last completions (and `haul run` ends) at once, not at the next retry or tick. It looks every
+    /// Follows the downloads other processes run, those held back here for a busy host, and the head of the run queue
+    /// (another worker may take and finish them), while none runs here: when the store's change token moved, their
+    /// records are read (only theirs, up to ``heldBackFollowed`` held back or queued) and taken in. A worker whose own
+    /// part of a shared queue is done so sees the others' last completions (and `haul run` ends) at once, not at the
+    /// next retry or tick. It looks every
     /// ``idleLookInterval``; after a second of reads that found nothing changed (others' checkpoints and other
     /// downloads move the token too), each such read makes the next wait twice as long, up to a tick, and a read that
     /// finds a change makes it short again. Called whenever ``schedule()`` finds nothing to start; it stops once a
     /// job runs here or nothing is left to follow.
     func followOthersWhileIdle() {
         guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
-            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || lifecycle.anyRunningElsewhere
+            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || lifecycle.anyRunningElsewhere || lifecycle.anyQueued
         else { return }
         followingOthers = Task { [weak self, clock = configuration.tickClock] in
             var look = IdleLook(wait: Self.idleLookInterval)
@@ -122,7 +124,11 @@ extension DownloadManager {
         guard !reconciling, let token = try? await store.changeToken(), token != look.token else { return look }
         var next = look
         next.token = token
-        let followed = lifecycle.runningElsewhere + lifecycle.heldBack.prefix(Self.heldBackFollowed)
+        // And the head of the run queue: with nothing running here, what waits there is what another worker took
+        // (claimed ahead of this one's starts, which were refused) or finished.
+        let heldBack = lifecycle.heldBack.prefix(Self.heldBackFollowed)
+        let followed =
+            lifecycle.runningElsewhere + heldBack + lifecycle.queued(first: Self.heldBackFollowed - heldBack.count)
         guard !followed.isEmpty else {
             followingOthers = nil
             return nil

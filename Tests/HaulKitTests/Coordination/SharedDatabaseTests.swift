@@ -200,6 +200,42 @@ struct SharedDatabaseTests {
         await runner.shutdown()
     }
 
+    @Test(
+        "a runner whose starts were all refused follows the downloads another runs: it learns their ends at once, not at its next tick"
+    )
+    func refusedStartsAreFollowed() async throws {
+        let origin = try await TestOrigin.start()
+        origin.setFaults { $0.bytesPerSecond = 500_000 }
+        // Ticks far apart: neither runner learns the other's changes from a tick while the test runs.
+        let tick = Duration.seconds(120)
+        let runner = try await Harness.make(origin: origin) {
+            $0.externalChangeInterval = tick
+            $0.maxConcurrentDownloads = 1
+        }
+        let ids = try await runner.manager.add(
+            contentsOf: [("/first.bin", 2_000_000), ("/next.bin", 1_000)].map {
+                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
+            })
+        try await runner.waitForProgress(ids[0], atLeast: 1)
+        // A second runner on the database (another `haul run` of a shared queue): the first download's claim and the
+        // next one's (claimed ahead) are the first runner's, so its starts are refused and nothing runs there.
+        let other = try await runner.reopen {
+            $0.externalChangeInterval = tick
+            $0.maxConcurrentDownloads = 1
+        }
+        try await waitUntil {
+            if case .runningElsewhere? = await other.manager.lifecycle.phase(of: ids[0]) { true } else { false }
+        }
+        #expect(await other.manager.count(in: [.queued, .running]) == 2)
+        origin.setFaults { $0.bytesPerSecond = nil }
+        for id in ids { expectContent(try await runner.manager.wait(for: id), size: id == ids[0] ? 2_000_000 : 1_000) }
+        // Learnt by following them (a look every 50 ms), well before a tick.
+        try await waitUntil(timeout: .seconds(15)) { await other.manager.count(in: [.queued, .running]) == 0 }
+        for id in ids { #expect(await other.manager.snapshot(id)?.state == .completed) }
+        await other.manager.shutdown()
+        await runner.shutdown()
+    }
+
     @Test("a download claimed ahead and then paused by another process does not start")
     func pauseOfAClaimAhead() async throws {
         let origin = try await TestOrigin.start()
