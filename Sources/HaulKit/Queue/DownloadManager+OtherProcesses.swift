@@ -93,8 +93,11 @@ extension DownloadManager {
     /// finds a change makes it short again. Called whenever ``schedule()`` finds nothing to start; it stops once a
     /// job runs here or nothing is left to follow.
     func followOthersWhileIdle() {
+        // Queued downloads are followed only outside a hold (a pause schedule's window): held, they wait for its end,
+        // and a lone process would ask the store's change token every look until then.
         guard followingOthers == nil, jobs.isEmpty, startsInFlight.isEmpty, configuration.runsDownloads,
-            !lifecycle.isShutDown, lifecycle.heldBackCount > 0 || lifecycle.anyRunningElsewhere || lifecycle.anyQueued
+            !lifecycle.isShutDown,
+            (lifecycle.anyQueued && !lifecycle.isHeld) || lifecycle.heldBackCount > 0 || lifecycle.anyRunningElsewhere
         else { return }
         followingOthers = Task { [weak self, clock = configuration.tickClock] in
             var look = IdleLook(wait: Self.idleLookInterval)

@@ -23,6 +23,35 @@ struct SharedDatabaseTests {
         try await SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path).fetch(id)?.state
     }
 
+    /// A runner with `slots` slots and ticks `tick` apart, on an origin that sends 500,000 bytes a second, with
+    /// `files` (path, size) added together: the first `slots` start, the others are queued behind them.
+    static func throttledRunner(
+        tick: Duration, slots: Int = 1, files: [(String, Int)]
+    ) async throws -> (Harness, [DownloadID]) {
+        let origin = try await TestOrigin.start()
+        origin.setFaults { $0.bytesPerSecond = 500_000 }
+        let runner = try await Harness.make(origin: origin) {
+            $0.externalChangeInterval = tick
+            $0.maxConcurrentDownloads = slots
+        }
+        let ids = try await runner.manager.add(
+            contentsOf: files.map { (origin.serve($0.0, size: $0.1), nil, DownloadOptions()) })
+        return (runner, ids)
+    }
+
+    /// A second runner on `runner`'s database (another `haul run` of a shared queue), with one slot and ticks `tick`
+    /// apart, once its start of `id`, which `runner` runs, was refused.
+    static func refusedRunner(of runner: Harness, tick: Duration, refused id: DownloadID) async throws -> Harness {
+        let other = try await runner.reopen {
+            $0.externalChangeInterval = tick
+            $0.maxConcurrentDownloads = 1
+        }
+        try await waitUntil {
+            if case .runningElsewhere? = await other.manager.lifecycle.phase(of: id) { true } else { false }
+        }
+        return other
+    }
+
     @Test("an editor's add is picked up by a runner")
     func addFromElsewhere() async throws {
         let runner = try await Harness.make(Self.fastWatching)
@@ -170,21 +199,13 @@ struct SharedDatabaseTests {
 
     @Test("the next queued download is claimed with a start, and given back at the next tick if it did not start")
     func claimAheadIsGivenBack() async throws {
-        let origin = try await TestOrigin.start()
-        origin.setFaults { $0.bytesPerSecond = 500_000 }
         // Ticks come every 10 s from the manager's start, so the claim ahead (made when the first download starts) is
         // still held when the other store looks, on a loaded machine too; the first download lasts 16 s, past the
         // tick that gives the claim back.
         let tick = Duration.seconds(10)
-        let runner = try await Harness.make(origin: origin) {
-            $0.externalChangeInterval = tick
-            $0.maxConcurrentDownloads = 1
-        }
-        // Added together: when the first starts, the others are queued behind it.
-        let ids = try await runner.manager.add(
-            contentsOf: [("/first.bin", 8_000_000), ("/next.bin", 1_000), ("/last.bin", 1_000)].map {
-                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
-            })
+        let (runner, ids) = try await Self.throttledRunner(
+            tick: tick, files: [("/first.bin", 8_000_000), ("/next.bin", 1_000), ("/last.bin", 1_000)])
+        let origin = runner.origin
         let (first, next, last) = (ids[0], ids[1], ids[2])
         try await runner.waitForProgress(first, atLeast: 1)
         let other = try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path)
@@ -204,31 +225,19 @@ struct SharedDatabaseTests {
         "a runner whose starts were all refused follows the downloads another runs: it learns their ends at once, not at its next tick"
     )
     func refusedStartsAreFollowed() async throws {
-        let origin = try await TestOrigin.start()
-        origin.setFaults { $0.bytesPerSecond = 500_000 }
         // Ticks far apart: neither runner learns the other's changes from a tick while the test runs.
         let tick = Duration.seconds(120)
-        let runner = try await Harness.make(origin: origin) {
-            $0.externalChangeInterval = tick
-            $0.maxConcurrentDownloads = 1
-        }
-        let ids = try await runner.manager.add(
-            contentsOf: [("/first.bin", 2_000_000), ("/next.bin", 1_000)].map {
-                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
-            })
+        // The first download lasts 16 s at the origin's rate, which is lifted once the second runner is set.
+        let (runner, ids) = try await Self.throttledRunner(
+            tick: tick, files: [("/first.bin", 8_000_000), ("/next.bin", 1_000)])
+        let origin = runner.origin
         try await runner.waitForProgress(ids[0], atLeast: 1)
         // A second runner on the database (another `haul run` of a shared queue): the first download's claim and the
         // next one's (claimed ahead) are the first runner's, so its starts are refused and nothing runs there.
-        let other = try await runner.reopen {
-            $0.externalChangeInterval = tick
-            $0.maxConcurrentDownloads = 1
-        }
-        try await waitUntil {
-            if case .runningElsewhere? = await other.manager.lifecycle.phase(of: ids[0]) { true } else { false }
-        }
+        let other = try await Self.refusedRunner(of: runner, tick: tick, refused: ids[0])
         #expect(await other.manager.count(in: [.queued, .running]) == 2)
         origin.setFaults { $0.bytesPerSecond = nil }
-        for id in ids { expectContent(try await runner.manager.wait(for: id), size: id == ids[0] ? 2_000_000 : 1_000) }
+        for id in ids { expectContent(try await runner.manager.wait(for: id), size: id == ids[0] ? 8_000_000 : 1_000) }
         // Learnt by following them (a look every 50 ms), well before a tick.
         try await waitUntil(timeout: .seconds(15)) { await other.manager.count(in: [.queued, .running]) == 0 }
         for id in ids { #expect(await other.manager.snapshot(id)?.state == .completed) }
@@ -236,19 +245,36 @@ struct SharedDatabaseTests {
         await runner.shutdown()
     }
 
+    @Test(
+        "a runner with nothing to run follows the head of its run queue: another runner's completion there is seen at once"
+    )
+    func runQueueHeadIsFollowed() async throws {
+        let tick = Duration.seconds(120)
+        // Two slots: the first runner fetches both at once, the long one (16 s) long after the short one (2 s).
+        let (runner, ids) = try await Self.throttledRunner(
+            tick: tick, slots: 2, files: [("/long.bin", 8_000_000), ("/short.bin", 1_000_000)])
+        let origin = runner.origin
+        let (long, short) = (ids[0], ids[1])
+        try await runner.waitForProgress(long, atLeast: 1)
+        // One slot here: its start of the long download is refused, and the short one waits in its run queue, where
+        // only a look at the queue's head can learn that the first runner completed it.
+        let other = try await Self.refusedRunner(of: runner, tick: tick, refused: long)
+        expectContent(try await runner.manager.wait(for: short), size: 1_000_000)
+        try await waitUntil(timeout: .seconds(10)) { await other.manager.snapshot(short)?.state == .completed }
+        #expect(await runner.manager.snapshot(long)?.state == .running, "seen while the long download still ran")
+        origin.setFaults { $0.bytesPerSecond = nil }
+        expectContent(try await runner.manager.wait(for: long), size: 8_000_000)
+        try await waitUntil(timeout: .seconds(15)) { await other.manager.count(in: [.queued, .running]) == 0 }
+        await other.manager.shutdown()
+        await runner.shutdown()
+    }
+
     @Test("a download claimed ahead and then paused by another process does not start")
     func pauseOfAClaimAhead() async throws {
-        let origin = try await TestOrigin.start()
-        origin.setFaults { $0.bytesPerSecond = 500_000 }
         // A tick long enough that the runner has not seen the pause when its slot frees.
-        let runner = try await Harness.make(origin: origin) {
-            $0.externalChangeInterval = .seconds(30)
-            $0.maxConcurrentDownloads = 1
-        }
-        let ids = try await runner.manager.add(
-            contentsOf: [("/first.bin", 4_000_000), ("/next.bin", 1_000)].map {
-                (origin.serve($0.0, size: $0.1), nil, DownloadOptions())
-            })
+        let (runner, ids) = try await Self.throttledRunner(
+            tick: .seconds(30), files: [("/first.bin", 4_000_000), ("/next.bin", 1_000)])
+        let origin = runner.origin
         let (first, next) = (ids[0], ids[1])
         try await runner.waitForProgress(first, atLeast: 1)
         let other = try SQLiteDownloadStore(path: Harness.configuration(runner.directory).databaseURL.path)
