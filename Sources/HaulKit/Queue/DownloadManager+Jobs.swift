@@ -37,10 +37,17 @@ extension DownloadManager {
     }
 
     /// The lowercased host of a download's URL ("" if it has none), cached: the scheduler asks often.
-    func hostKey(of record: DownloadRecord) -> String {
-        if let known = hostKeys[record.downloadID] { return known }
-        let host = Self.host(of: record)
-        hostKeys[record.downloadID] = host
+    func hostKey(of record: DownloadRecord) -> String { hostKey(record.downloadID, url: record.url) }
+
+    /// The host key of download `id`, as its record's, without copying the record; nil if it has none.
+    func hostKey(of id: DownloadID) -> String? {
+        hostKeys[id] ?? records.url(of: id).map { hostKey(id, url: $0) }
+    }
+
+    private func hostKey(_ id: DownloadID, url: String) -> String {
+        if let known = hostKeys[id] { return known }
+        let host = URLHost.lowercased(in: url)
+        hostKeys[id] = host
         return host
     }
 
@@ -274,9 +281,13 @@ extension DownloadManager {
             endingJobs.remove(id)
             for waiter in jobEndWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
         }
+        guard let host = hostKey(of: id) else {
+            await store.release(id)
+            return nil
+        }
         // Changed in place (a copy taken and set back is two copies of the record).
         let ended = outcome.record
-        let changed: Void? = records.modify(id) { record in
+        records.modify(id) { record in
             // The job's columns come back whole, and the fingerprint of a file it put in place; the life-cycle
             // columns are ours.
             record.destinationPath = ended.destinationPath
@@ -292,11 +303,6 @@ extension DownloadManager {
                 break
             }
         }
-        guard changed != nil else {
-            await store.release(id)
-            return nil
-        }
-        let host = hostKeys[id] ?? records[id].map(hostKey(of:)) ?? ""
         let ending: DownloadLifecycle.Ending
         switch outcome {
         case .completed(let finished):

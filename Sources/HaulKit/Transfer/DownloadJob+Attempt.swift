@@ -58,7 +58,7 @@ extension DownloadJob {
             let finalText = finalURL.absoluteString
             record.transfer.finalURL = finalText
             lastResponseURL = (finalText, finalURL)
-            for added in mirrors.add(head.duplicates.filter { $0 != finalURL.absoluteString && $0 != record.url }) {
+            for added in mirrors.add(head.duplicates.filter { $0 != finalText && $0 != record.url }) {
                 logger.info("the server names a mirror", metadata: ["mirror": "\(added)"])
             }
             if record.transfer.hasPartData {
