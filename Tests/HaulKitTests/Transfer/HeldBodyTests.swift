@@ -84,6 +84,31 @@ struct HeldBodyTests {
         await harness.shutdown()
     }
 
+    @Test(
+        "a body without a length, small or past the limit, goes to its part file as it comes; cut mid-way, it continues byte-exact",
+        arguments: [1, 4])
+    func unknownLengthCutContinues(connections: Int) async throws {
+        let harness = try await Harness.make()
+        for size in [100_000, 600_000] {
+            var resource = TestOrigin.Resource(size: size)
+            resource.chunked = true
+            let url = harness.origin.serve("/chunked-\(size).bin", resource)
+            harness.origin.setFaults {
+                $0.cutAfter = 80_000
+                $0.cutTimes = 1
+            }
+            let id = try await harness.manager.add(url, options: .init(connections: connections))
+            expectContent(try await harness.manager.wait(for: id), size: size)
+            let requests = harness.origin.requests(to: url.path)
+            #expect(requests.count == 2, "\(size)")
+            // The cut body's bytes were in its part file: the second request asks for the rest, as of that file.
+            let resumed = try #require(requests.last?.range.map(Self.rangeStart), "\(size)")
+            #expect(resumed != "bytes=0-", "\(size)")
+            #expect(requests.last?.ifRange == resource.etag, "\(size)")
+        }
+        await harness.shutdown()
+    }
+
     @Test("a small file paused mid-body keeps its bytes in a recorded, synced part file", arguments: [1, 4])
     func pauseKeepsBytes(connections: Int) async throws {
         let harness = try await Harness.make()
