@@ -109,6 +109,40 @@ struct HeldBodyTests {
         await harness.shutdown()
     }
 
+    @Test(
+        "in a batch of small files, those that fail end failed with their error and their bytes kept; the others complete byte-exact",
+        arguments: [1, 4])
+    func failuresInABatch(connections: Int) async throws {
+        let harness = try await Harness.make { $0.retry.maxAttempts = 3 }
+        let sizes = (0..<16).map { 1_000 + 9_000 * $0 }
+        var files = sizes.enumerated().map { ("/ok\($0.offset).bin", $0.element) }
+        // Every response stops at byte 150,000 of its file: only this one is larger, and it never completes.
+        files.insert(("/short.bin", Self.size), at: 5)
+        harness.origin.setFaults { $0.cutAtByte = 150_000 }
+        harness.origin.respond("/missing.bin", status: 404)
+        let urls = files.map { harness.origin.serve($0.0, size: $0.1) } + [harness.origin.url("/missing.bin")]
+        let ids = try await harness.manager.add(
+            contentsOf: urls.map { ($0, nil, DownloadOptions(connections: connections)) })
+        for (id, file) in zip(ids, files) where file.0 != "/short.bin" {
+            expectContent(try await harness.manager.wait(for: id), size: file.1)
+        }
+        let missing = try #require(ids.last)
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: missing) }
+        #expect(await harness.manager.snapshot(missing)?.lastError?.httpStatus == 404)
+        let short = ids[5]
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: short) }
+        #expect(await harness.manager.snapshot(short)?.state == .failed)
+        // What it received is in its recorded part file, for a resume.
+        let part = harness.directory.file("short.bin.part")
+        #expect(FileSystem.entry(at: part.path) == .regularFile(size: 150_000))
+        expectPrefix(part, count: 150_000)
+        let stored = try #require(try await harness.manager.store.fetch(short))
+        #expect(stored.state == .failed && stored.transfer.hasPartData && stored.transfer.durableBytes == 150_000)
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("short.bin").path))
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("missing.bin").path))
+        await harness.shutdown()
+    }
+
     @Test("a small file paused mid-body keeps its bytes in a recorded, synced part file", arguments: [1, 4])
     func pauseKeepsBytes(connections: Int) async throws {
         let harness = try await Harness.make()
