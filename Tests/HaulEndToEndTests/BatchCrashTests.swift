@@ -34,13 +34,7 @@ extension EndToEnd {
             // Slow enough that bodies are on their way, held or in part files, when the kill comes.
             origin.setFaults { $0.bytesPerSecond = 2 * 1024 * 1024 }
             let directory = TemporaryDirectory()
-            let list = directory.file("list.txt")
-            try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-            let files = directory.file("files")
-            let arguments = [
-                "get", "-q", "-j", "8", "-x", connections, "--state-dir", directory.file("state").path, "-d",
-                files.path, "-i", list.path,
-            ]
+            let (arguments, files) = try Self.getList(urls, connections: connections, in: directory)
             let expected = Set(names)
             let first = try ChildProcess(product: "haul", arguments: arguments)
             let target = Int(Double(count) * fraction)
@@ -71,9 +65,27 @@ extension EndToEnd {
             #expect(try await second.wait() == 0, "\(second.standardError)")
             // Every file under the name it was first given: no part file left, no second copy beside it, none missing
             // (a download recorded completed without its file would be skipped and missing here).
-            #expect(try FileManager.default.contentsOfDirectory(atPath: files.path).sorted() == names.sorted())
+            let after = Set(try FileManager.default.contentsOfDirectory(atPath: files.path))
+            #expect(
+                after == expected,
+                "extra: \(after.subtracting(expected).sorted()), missing: \(expected.subtracting(after).sorted())")
             for name in names { Self.expectWhole(files.appendingPathComponent(name), index: Self.index(of: name)) }
             await origin.stop()
+        }
+
+        /// The arguments of a `haul get -j 8 -x CONNECTIONS` of `urls` (from a list file) into a `files` directory, with
+        /// its state, all in `directory`; and that `files` directory.
+        static func getList(
+            _ urls: [URL], connections: String, in directory: TemporaryDirectory
+        ) throws -> (arguments: [String], files: URL) {
+            let list = directory.file("list.txt")
+            try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+            let files = directory.file("files")
+            let arguments = [
+                "get", "-q", "-j", "8", "-x", connections, "--state-dir", directory.file("state").path, "-d",
+                files.path, "-i", list.path,
+            ]
+            return (arguments, files)
         }
 
         static func index(of name: String) -> Int { Int(name.dropFirst().dropLast(4))! }

@@ -125,14 +125,7 @@ extension EndToEnd {
             let names = sizes.indices.map { "s\($0).bin" }
             let urls = zip(names, sizes).map { origin.serve("/" + $0, size: $1) }
             let directory = TemporaryDirectory()
-            let list = directory.file("list.txt")
-            try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-            let files = directory.file("files")
-            let arguments = [
-                "get", "-q", "-j", "8", "-x", connections, "--state-dir", directory.file("state").path, "-d",
-                files.path,
-                "-i", list.path,
-            ]
+            let (arguments, files) = try BatchCrashTests.getList(urls, connections: connections, in: directory)
             let first = try ChildProcess(
                 product: "haul", arguments: arguments, environment: ["HAUL_CRASH_POINT": point])
             _ = try await first.wait()

@@ -18,6 +18,12 @@ enum FileDigest {
         try await onBlockingPool { try hash(path, [.sha256] + others.filter { $0 != .sha256 }) }
     }
 
+    /// The SHA-256 of the regular file at `path`, lowercase hexadecimal, read on the calling thread (a blocking
+    /// one).
+    static func sha256(ofFileAt path: String) throws(DownloadError) -> String {
+        try hash(path, [.sha256]).fingerprint.sha256 ?? ""
+    }
+
     private static func hash(
         _ path: String, _ algorithms: [Checksum.Algorithm]
     ) throws(DownloadError) -> (fingerprint: FileFingerprint, digests: [Checksum.Algorithm: String]) {

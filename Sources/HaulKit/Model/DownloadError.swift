@@ -454,6 +454,18 @@ extension DownloadError {
             suggestion: "choose another output file, or wait for the other download to finish", isTransient: false)
     }
 
+    /// A file appeared at the destination while the download ran, and the download may not replace it: it is left
+    /// as it is, and so are the download's bytes (in `partPath`, when they are on disk).
+    public static func destinationTaken(path: String, partPath: String?) -> DownloadError {
+        .init(
+            code: .destinationInUse,
+            summary: "a file appeared at \(path) while the download ran; it is not Haul's, so it was left as it is",
+            suggestion: "move it away and resume the download (or run the same command again)"
+                + (partPath.map { "; its bytes are kept in \($0)" } ?? "")
+                + "; to replace the file instead, run it again with --overwrite",
+            isTransient: false)
+    }
+
     public static func internalError(_ detail: String) -> DownloadError {
         .init(
             code: .internalError, summary: "internal error: \(detail)",

@@ -20,6 +20,20 @@ enum FileSystem {
     static func entry(at path: String) -> Entry {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .none }
+        return entry(info)
+    }
+
+    /// What is at `path`, as ``entry(at:)`` says, looked at through no symbolic link beneath a confined directory
+    /// (one on the way is refused, as a rename there would be).
+    static func confinedEntry(at path: String) throws(DownloadError) -> Entry {
+        let parent = try directory(of: path)
+        defer { parent.close() }
+        var info = stat()
+        guard fstatat(parent.descriptor, parent.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .none }
+        return entry(info)
+    }
+
+    private static func entry(_ info: stat) -> Entry {
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regularFile(size: Int64(info.st_size))
         case S_IFDIR: return .directory

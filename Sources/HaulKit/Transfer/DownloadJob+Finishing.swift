@@ -77,7 +77,9 @@ extension DownloadJob {
         // Synced, committed as finalizing, renamed, the directory synced and recorded completed, together with other
         // files finishing now.
         record.fingerprint = try await environment.finishing.finish(
-            .init(contents: .file(file), record: record, partPath: partPath, destination: destination))
+            .init(
+                contents: .file(file), record: record, partPath: partPath, destination: destination,
+                replacing: replacing))
         file.close()
         state.update { $0.file = nil }
         if let journal { try? FileSystem.removeFile(journal) }
@@ -148,7 +150,7 @@ extension DownloadJob {
         markCompleted()
         let request = FinishingQueue.Request(
             contents: .held(held.body.chunks, fresh: held.fresh), record: record, partPath: partPath,
-            destination: destination)
+            destination: destination, replacing: replacing)
         // Its job ends here (its slot is given back as it ends), unless it is the job a failed hand-off was given
         // back to: that one waits for its file, a second failure its retrier's to count.
         if handedOverAfter == nil, environment.host.finishingReceiver != nil { return .handOff(request) }
@@ -173,6 +175,18 @@ extension DownloadJob {
     mutating func startFinishing(holding heldBytes: Int64?) async {
         await environment.host.finishingStarts(id, holding: heldBytes)
         machine.slotGivenAway()
+    }
+
+    /// Which file found at the destination when the file is put in place may be replaced: any, if the options say
+    /// so (`replace`, `-N`'s newer copy, or a file named by the user by default, as `curl -o` does); else only the
+    /// download's own (``ownFile``). A file that appeared there while it ran, which it did not see when it picked the
+    /// name, is never replaced.
+    var replacing: FinishingQueue.Request.Replacing {
+        switch record.options.existingFile {
+        case .replace, .replaceIfNewer: .any
+        case .automatic: if case .file = record.requestedDestination { .any } else { .own(identity: ownFile) }
+        case .rename, .keep: .own(identity: ownFile)
+        }
     }
 
     /// Marks the record completed, as the finishing group writes it.

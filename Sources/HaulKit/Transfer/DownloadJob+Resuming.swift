@@ -237,6 +237,9 @@ extension DownloadJob {
         // A journal left beside it is of no more use.
         if let journal = record.journalPath { try? FileSystem.removeFile(journal) }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
+            // A file that appeared at the destination meanwhile stays, unless the options replace it.
+            try replacing.check(
+                destination, size: total, sha256: record.fingerprint?.sha256, partPath: partPath)
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))
             return true

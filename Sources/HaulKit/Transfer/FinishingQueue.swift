@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import Synchronization
 
@@ -40,6 +41,8 @@ final class FinishingQueue: Sendable {
         var record: DownloadRecord
         let partPath: String
         let destination: String
+        /// Which file found at the destination may be replaced.
+        var replacing: Replacing = .any
     }
 
     /// How the finishing of a download handed off to the queue (``handOff(_:to:)``) ended: its record, with the
@@ -268,6 +271,7 @@ final class FinishingQueue: Sendable {
                     placedInstead[index] = try place(
                         file, requests[index], partPathShownFree: shownFree[index] ?? false)
                 } else {
+                    try check(requests[index])
                     try FileSystem.rename(requests[index].partPath, to: requests[index].destination)
                 }
                 renamedIn.insert(FileSystem.parent(of: requests[index].destination))
@@ -292,7 +296,7 @@ final class FinishingQueue: Sendable {
     /// Names a held body's synced unnamed file at its destination. Something at its part path is another
     /// download's (the name was reserved fresh): it fails, as creating the part file would. `partPathShownFree`: its
     /// directory's listing shows nothing there, so it is not looked up. When the link cannot be made (a file is at
-    /// the destination, which it must replace), the body goes the usual way: written to its part file, synced and
+    /// the destination, which it may replace: ``Request/Replacing``), the body goes the usual way: written to its part file, synced and
     /// renamed over the destination; then the fingerprint of that file is returned (the unnamed file's size, time and
     /// identity are not those of the file in place, which would read as changed since).
     private static func place(
@@ -302,6 +306,8 @@ final class FinishingQueue: Sendable {
             throw .destinationInUse(path: request.partPath, by: "a file created at the same moment")
         }
         if (try? file.link(as: request.destination)) != nil { return nil }
+        // Something is at the destination (the link cannot replace it): the body replaces it only if it may.
+        try check(request)
         guard case .held(let body, _) = request.contents else {
             throw .internalError("an unnamed file for download \(request.record.downloadID) that has no held body")
         }
@@ -311,6 +317,15 @@ final class FinishingQueue: Sendable {
         try named.sync()
         try FileSystem.rename(request.partPath, to: request.destination)
         return named.fingerprint
+    }
+
+    /// Throws when the request may not replace what is at its destination (``Request/Replacing``).
+    private static func check(_ request: Request) throws(DownloadError) {
+        // A held body's bytes are not on disk to keep: it is fetched again once the destination is free.
+        let partPath: String? = if case .held = request.contents { nil } else { request.partPath }
+        let fingerprint = request.record.fingerprint
+        try request.replacing.check(
+            request.destination, size: fingerprint?.size, sha256: fingerprint?.sha256, partPath: partPath)
     }
 
     /// Makes `files` durable: one flush per file system for two or more files on it, else `fdatasync` each. Returns

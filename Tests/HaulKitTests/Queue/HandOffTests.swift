@@ -28,11 +28,12 @@ struct HandOffTests {
     /// then paces the rest), and returns once it is under way, its name reserved as the response started: its id and
     /// its destination (`path`'s last component, in the harness directory).
     static func slowSmallFile(
-        _ harness: Harness, _ path: String, connections: Int
+        _ harness: Harness, _ path: String, connections: Int, existingFile: ExistingFilePolicy = .automatic
     ) async throws -> (DownloadID, URL) {
         harness.origin.setFaults { $0.bytesPerSecond = 12_000 }
         let id = try await harness.manager.add(
-            harness.origin.serve(path, size: slowSize), options: DownloadOptions(connections: connections))
+            harness.origin.serve(path, size: slowSize),
+            options: DownloadOptions(connections: connections, existingFile: existingFile))
         try await harness.waitForProgress(id, atLeast: 1)
         return (id, harness.directory.file((path as NSString).lastPathComponent))
     }
@@ -67,12 +68,23 @@ struct HandOffTests {
     }
 
     @Test(
-        "a file put at a small file's name while its body arrives is replaced (as any rename over the destination), and the file in place is not taken for changed since",
+        "a file put at a small file's name while its body arrives is left as it is (the download fails, and completes once it is moved away); with replace it is replaced, and the file in place is not taken for changed since",
         arguments: [1, 4])
     func fileAtNameWhileHeld(connections: Int) async throws {
         let harness = try await Harness.make { $0.maxConcurrentDownloads = 2 }
         // The other file comes well before the body is complete.
-        let (id, destination) = try await Self.slowSmallFile(harness, "/raced/late.bin", connections: connections)
+        let (kept, keptAt) = try await Self.slowSmallFile(harness, "/kept/late.bin", connections: connections)
+        try Data("someone else's".utf8).write(to: keptAt)
+        try await harness.waitForState(kept, .failed)
+        #expect(await harness.manager.snapshot(kept)?.lastError?.code == .destinationInUse)
+        #expect(try Data(contentsOf: keptAt) == Data("someone else's".utf8))
+        try FileManager.default.removeItem(at: keptAt)
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        try await harness.manager.resume(kept)
+        expectContent(try await harness.manager.wait(for: kept), size: Self.slowSize)
+
+        let (id, destination) = try await Self.slowSmallFile(
+            harness, "/raced/late.bin", connections: connections, existingFile: .replace)
         try Data("someone else's".utf8).write(to: destination)
         expectContent(try await harness.manager.wait(for: id), size: Self.slowSize)
         let snapshot = try #require(await harness.manager.snapshot(id))

@@ -133,3 +133,62 @@ struct TimestampingTests {
         await harness.shutdown()
     }
 }
+
+extension ExistingFileTests {
+    @Test(
+        "a file that appears at the destination while the download runs is never replaced unless asked: the download fails and keeps its bytes; once the file is moved away, a resume completes it",
+        arguments: [30_000, 600_000], [1, 4])
+    func fileAppearsMidDownload(size: Int, connections: Int) async throws {
+        let harness = try await Harness.make { $0.minimumSegmentSize = 128 * 1024 }
+        let name = "appears-\(size)-\(connections).bin"
+        let url = harness.origin.serve("/\(name)", size: size)
+        // Each response lasts a second and a half: the file appears at its name while the body arrives (held in
+        // memory if it is small).
+        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        let id = try await harness.manager.add(url, options: .init(connections: connections))
+        try await harness.waitForProgress(id, atLeast: Int64(size / 3))
+        let destination = harness.directory.url.appendingPathComponent(name)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        try Self.mine.write(to: destination)
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
+        #expect(try Data(contentsOf: destination) == Self.mine, "the user's file replaced")
+        let snapshot = await harness.manager.snapshot(id)
+        #expect(snapshot?.state == .failed)
+        #expect(snapshot?.lastError?.code == .destinationInUse, "\(String(describing: snapshot?.lastError))")
+        let requests = harness.origin.requests(to: "/\(name)").count
+
+        try FileManager.default.removeItem(at: destination)
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        try await harness.manager.resume(id)
+        #expect(try await harness.manager.wait(for: id) == destination)
+        expectContent(destination, size: size)
+        // A part file's bytes were kept: put in place as they were, nothing fetched again. A body held in memory
+        // (under 256 KiB) is fetched again.
+        let again = harness.origin.requests(to: "/\(name)").count - requests
+        #expect(size > 256 * 1024 ? again == 0 : again == 1, "fetched again \(again) times")
+        await harness.shutdown()
+    }
+}
+
+extension ExistingFileTests {
+    @Test(
+        "a file that appears while the download runs is replaced when asked: with replace, and by default for a file the user named",
+        arguments: [true, false])
+    func fileAppearsAndIsReplaced(named: Bool) async throws {
+        let harness = try await Harness.make()
+        let name = "replaced-\(named).bin"
+        let size = 600_000
+        let url = harness.origin.serve("/\(name)", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        let destination = harness.directory.url.appendingPathComponent(name)
+        let id =
+            named
+            ? try await harness.manager.add(url, to: .file(destination))
+            : try await harness.manager.add(url, options: .init(existingFile: .replace))
+        try await harness.waitForProgress(id, atLeast: Int64(size / 3))
+        try Self.mine.write(to: destination)
+        #expect(try await harness.manager.wait(for: id) == destination)
+        expectContent(destination, size: size)
+        await harness.shutdown()
+    }
+}
