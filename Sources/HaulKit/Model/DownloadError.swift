@@ -462,7 +462,7 @@ extension DownloadError {
             summary: "a file appeared at \(path) while the download ran; it is not Haul's, so it was left as it is",
             suggestion: "move it away and resume the download (or run the same command again)"
                 + (partPath.map { "; its bytes are kept in \($0)" } ?? "")
-                + "; to replace the file instead, run it again with --overwrite",
+                + "; to replace the file instead, let the download replace files (--overwrite)",
             isTransient: false)
     }
 

@@ -12,6 +12,7 @@ extension DownloadJob {
             $0.total = record.transfer.totalBytes
             $0.written = 0
         }
+        ownFile = ownFileAtStart()
         if record.transfer.finalizing, try await finishInterruptedFinalization() { return true }
         if let destination = record.destinationPath, FileSystem.entry(at: destination) == .directory {
             // Nothing could ever be put there: say so before fetching anything.
@@ -228,6 +229,25 @@ extension DownloadJob {
         if let journal = record.journalPath { try FileSystem.removeFile(journal) }
     }
 
+    /// The identity of the file at the destination now, if it is the download's own, which it may replace whatever
+    /// its options: the file of a download completed before and run again (its file changed, or it is fetched anew,
+    /// and replaces what is there, as documented), unless it was kept as it was found; or, after a run cut short, a
+    /// small file of the recorded size put in place before its completion was recorded (a held body's record, with
+    /// nothing at its part path). Nil for anything else: a file there is someone else's.
+    func ownFileAtStart() -> String? {
+        guard let destination = record.destinationPath, let found = FileFingerprint.of(path: destination) else {
+            return nil
+        }
+        if record.completedAt != nil, record.fingerprint?.keptNotFetched != true { return found.identity }
+        let transfer = record.transfer
+        if transfer.hasPartData, transfer.durableBytes == 0, transfer.segments == nil,
+            transfer.totalBytes == found.size, let partPath = record.partPath, FileSystem.entry(at: partPath) == .none
+        {
+            return found.identity
+        }
+        return nil
+    }
+
     /// Completes a rename that a previous run had committed to but may not have done; returns whether the file is
     /// complete at its destination.
     mutating func finishInterruptedFinalization() async throws(DownloadError) -> Bool {
@@ -237,11 +257,26 @@ extension DownloadJob {
         // A journal left beside it is of no more use.
         if let journal = record.journalPath { try? FileSystem.removeFile(journal) }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
-            // A file that appeared at the destination meanwhile stays, unless the options replace it.
-            try replacing.check(
-                destination, size: total, sha256: record.fingerprint?.sha256, partPath: partPath)
+            // A file that appeared at the destination meanwhile stays, unless the options replace it. The SHA-256
+            // is this file's only if its placement failed (its stand-in fingerprint, which has no identity yet).
+            let placing = record.fingerprint.flatMap { $0.identity.isEmpty ? $0 : nil }
+            do {
+                try await onBlockingPool { [replacing] in
+                    try replacing.check(destination, size: total, sha256: placing?.sha256, partPath: partPath)
+                }
+            } catch let error as DownloadError {
+                throw error
+            } catch {
+                throw .internalError("the blocking thread pool is gone: \(error)")
+            }
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))
+            if var placed = FileFingerprint.of(path: destination), let placing {
+                // The file in place, as any completion records it (not the stand-in, which would read as changed).
+                placed.sha256 = placing.sha256
+                placed.verification = placing.verification
+                record.fingerprint = placed
+            }
             return true
         }
         if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {

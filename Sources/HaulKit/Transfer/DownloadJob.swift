@@ -71,10 +71,9 @@ struct DownloadJob {
     /// The URL the last response came from, as text (as ``TransferRecord/finalURL`` keeps it) and as the session
     /// parsed it; nil before the first response.
     var lastResponseURL: (text: String, url: URL)?
-    /// The identity (`device:inode`) of the file this download completed before and fetched (not one it kept as it
-    /// found it), as its record had it when the job began: a file at its destination it may replace whatever its
-    /// options (see ``replacing``).
-    let ownFile: String?
+    /// The identity (`device:inode`) of the file at the destination when the job began, if it is the download's own
+    /// (``ownFileAtStart()``): the one file there it may replace whatever its options (see ``replacing``).
+    var ownFile: String?
 
     init(
         record: DownloadRecord, state: TransferState, limiter: RateLimiter, host: String, hostLimiter: RateLimiter?,
@@ -82,7 +81,6 @@ struct DownloadJob {
     ) {
         self.record = record
         self.handedOverAfter = handedOverAfter
-        ownFile = record.fingerprint.flatMap { $0.keptNotFetched ? nil : $0.identity }
         self.state = state
         self.limiter = limiter
         self.host = host

@@ -162,6 +162,9 @@ extension ExistingFileTests {
         try await harness.manager.resume(id)
         #expect(try await harness.manager.wait(for: id) == destination)
         expectContent(destination, size: size)
+        // Recorded as the file in place: not taken for one changed since.
+        #expect(await harness.manager.snapshot(id)?.fileChange == nil)
+        #expect(await harness.manager.checkCompletedFile(id) == .complete)
         // A part file's bytes were kept: put in place as they were, nothing fetched again. A body held in memory
         // (under 256 KiB) is fetched again.
         let again = harness.origin.requests(to: "/\(name)").count - requests
@@ -189,6 +192,27 @@ extension ExistingFileTests {
         try Self.mine.write(to: destination)
         #expect(try await harness.manager.wait(for: id) == destination)
         expectContent(destination, size: size)
+        await harness.shutdown()
+    }
+}
+
+extension ExistingFileTests {
+    @Test(
+        "a completed download whose file was replaced since (a new file at its name, as an editor saves) is fetched again and replaces it"
+    )
+    func changedCompletedFileIsReplaced() async throws {
+        let harness = try await Harness.make()
+        for size in [40_000, 600_000] {
+            let url = harness.origin.serve("/edited-\(size).bin", size: size)
+            let id = try await harness.manager.add(url)
+            let file = try await harness.manager.wait(for: id)
+            // Written to a new file and renamed over it: another inode at the name.
+            try Data(repeating: 0x41, count: size + 10).write(to: file, options: .atomic)
+            #expect(await harness.manager.checkCompletedFile(id) == .reopened)
+            #expect(try await harness.manager.wait(for: id) == file)
+            expectContent(file, size: size)
+            #expect(await harness.manager.snapshot(id)?.fileChange == nil)
+        }
         await harness.shutdown()
     }
 }
