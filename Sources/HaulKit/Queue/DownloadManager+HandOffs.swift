@@ -51,12 +51,20 @@ extension DownloadManager {
         configuration.logger.debug(
             "a small file's finishing failed; its download goes on as a job",
             metadata: ["download": "\(id)", "error": "\(failure)"])
-        var record = records[id] ?? ended
-        record.destinationPath = ended.destinationPath
-        record.transfer = ended.transfer
-        record.transfer.hasPartData = false
-        record.transfer.durableBytes = 0
-        record.fingerprint = nil
+        // Nothing of its part data is trusted, and recorded so before anything else (no job runs it meanwhile): the
+        // next run must not take a file at the destination for one this placement may have put there.
+        func untrusted(_ base: DownloadRecord) -> DownloadRecord {
+            var record = base
+            record.destinationPath = ended.destinationPath
+            record.transfer = ended.transfer
+            record.transfer.hasPartData = false
+            record.transfer.durableBytes = 0
+            record.fingerprint = nil
+            return record
+        }
+        try? await store.saveTransfer(untrusted(records[id] ?? ended))
+        // As it is after the write (a pause, or new options, may have come meanwhile).
+        let record = untrusted(records[id] ?? ended)
         guard case .runningHere(stopping: nil) = lifecycle.phase(of: id) else {
             return await jobEnded(id, .stopped(record))
         }

@@ -158,8 +158,10 @@ extension DownloadJob {
         do {
             record.fingerprint = try await environment.finishing.finish(request)
         } catch {
-            // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one.
+            // Whatever was committed, nothing of it is trusted: a part file that is there is a recorded one. Recorded
+            // so (the next run must not take a file at the destination for the one this placement may have put).
             record.transfer.hasPartData = false
+            try? await perform(machine.recordChanged(.partDataDropped))
             state.update {
                 $0.finished = false
                 $0.written = 0

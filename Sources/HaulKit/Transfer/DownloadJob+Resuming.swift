@@ -230,15 +230,18 @@ extension DownloadJob {
     }
 
     /// The identity of the file at the destination now, if it is the download's own, which it may replace whatever
-    /// its options: the file of a download completed before and run again (its file changed, or it is fetched anew,
-    /// and replaces what is there, as documented), unless it was kept as it was found; or, after a run cut short, a
-    /// small file of the recorded size put in place before its completion was recorded (a held body's record, with
-    /// nothing at its part path). Nil for anything else: a file there is someone else's.
+    /// its options: the file of a completed download run again (its file changed, or it is fetched anew, and replaces
+    /// what is there, as documented), whose record still has the fingerprint of the file it fetched (a placement that
+    /// failed leaves a stand-in without an identity, or none); or, after a run cut short, a small file of the recorded
+    /// size put in place before its completion was recorded (a held body's record, with nothing at its part path: a
+    /// failed placement records its part data dropped). Nil for anything else: a file there is someone else's.
     func ownFileAtStart() -> String? {
         guard let destination = record.destinationPath, let found = FileFingerprint.of(path: destination) else {
             return nil
         }
-        if record.completedAt != nil, record.fingerprint?.keptNotFetched != true { return found.identity }
+        if let completed = record.fingerprint, !completed.identity.isEmpty, !completed.keptNotFetched {
+            return found.identity
+        }
         let transfer = record.transfer
         if transfer.hasPartData, transfer.durableBytes == 0, transfer.segments == nil,
             transfer.totalBytes == found.size, let partPath = record.partPath, FileSystem.entry(at: partPath) == .none

@@ -216,3 +216,46 @@ extension ExistingFileTests {
         await harness.shutdown()
     }
 }
+
+extension ExistingFileTests {
+    @Test(
+        "a file that appears while a completed download is fetched again, or a small one's of the very size, is not taken for the download's own: not replaced, nor at a resume, nor after a restart"
+    )
+    func appearedFileIsNeverOwn() async throws {
+        var harness = try await Harness.make()
+        // A completed download whose file was deleted, fetched again.
+        let size = 600_000
+        let url = harness.origin.serve("/again.bin", size: size)
+        let again = try await harness.manager.add(url)
+        let file = try await harness.manager.wait(for: again)
+        try FileManager.default.removeItem(at: file)
+        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        #expect(await harness.manager.checkCompletedFile(again) == .reopened)
+        try await harness.waitForProgress(again, atLeast: Int64(size / 3))
+        try Self.mine.write(to: file)
+        // A small file (held in memory), and a file of its very size, other bytes, at its name.
+        let smallSize = 30_000
+        let small = try await harness.manager.add(harness.origin.serve("/same-size.bin", size: smallSize))
+        try await harness.waitForProgress(small, atLeast: 1)
+        let smallFile = harness.directory.url.appendingPathComponent("same-size.bin")
+        let sameSize = Data(repeating: 0x42, count: smallSize)
+        try sameSize.write(to: smallFile)
+        for id in [again, small] {
+            await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
+        }
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        for round in ["resumed", "restarted"] {
+            if round == "restarted" {
+                await harness.manager.shutdown()
+                harness = try await harness.reopen()
+            }
+            for id in [again, small] {
+                try await harness.manager.resume(id)
+                await #expect(throws: DownloadError.self, "\(round)") { try await harness.manager.wait(for: id) }
+            }
+            #expect(try Data(contentsOf: file) == Self.mine, "\(round)")
+            #expect(try Data(contentsOf: smallFile) == sameSize, "\(round)")
+        }
+        await harness.shutdown()
+    }
+}
