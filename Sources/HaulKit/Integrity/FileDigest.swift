@@ -20,8 +20,8 @@ enum FileDigest {
 
     /// The SHA-256 of the regular file at `path`, lowercase hexadecimal, read on the calling thread (a blocking
     /// one).
-    static func sha256(ofFileAt path: String) throws(DownloadError) -> String {
-        try hash(path, [.sha256]).fingerprint.sha256 ?? ""
+    static func sha256(ofFileAt path: String) throws(DownloadError) -> String? {
+        try hash(path, [.sha256]).digests[.sha256]
     }
 
     private static func hash(

@@ -296,9 +296,9 @@ final class FinishingQueue: Sendable {
     /// Names a held body's synced unnamed file at its destination. Something at its part path is another
     /// download's (the name was reserved fresh): it fails, as creating the part file would. `partPathShownFree`: its
     /// directory's listing shows nothing there, so it is not looked up. When the link cannot be made (a file is at
-    /// the destination, which it may replace: ``Request/Replacing``), the body
-    /// goes the usual way: written to its part file, synced and renamed over the destination; then the fingerprint of that file is returned (the unnamed file's size, time and
-    /// identity are not those of the file in place, which would read as changed since).
+    /// the destination, which it may replace: ``Request/Replacing``), the body goes the usual way: written to its part
+    /// file, synced and renamed over the destination; then the fingerprint of that file is returned (the unnamed
+    /// file's size, time and identity are not those of the file in place, which would read as changed since).
     private static func place(
         _ file: PartFile, _ request: Request, partPathShownFree: Bool
     ) throws(DownloadError) -> FileFingerprint? {

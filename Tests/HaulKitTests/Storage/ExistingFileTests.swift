@@ -8,6 +8,21 @@ import Testing
 struct ExistingFileTests {
     static let mine = Data("the user's own file\n".utf8)
 
+    /// Adds `name` (of `size` bytes, each response lasting a second and a half, with `options`, or into `file`) and
+    /// returns once a third of it arrived, while its body is still on its way (held in memory if it is small).
+    static func arriving(
+        _ harness: Harness, _ name: String, size: Int, options: DownloadOptions = .init(), into file: URL? = nil
+    ) async throws -> DownloadID {
+        let url = harness.origin.serve("/\(name)", size: size)
+        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        let id =
+            if let file { try await harness.manager.add(url, to: .file(file), options: options) } else {
+                try await harness.manager.add(url, options: options)
+            }
+        try await harness.waitForProgress(id, atLeast: Int64(size / 3))
+        return id
+    }
+
     /// Puts the user's file at `name` in the harness directory.
     static func place(_ harness: Harness, _ name: String) throws -> URL {
         let url = harness.directory.url.appendingPathComponent(name)
@@ -141,12 +156,8 @@ extension ExistingFileTests {
     func fileAppearsMidDownload(size: Int, connections: Int) async throws {
         let harness = try await Harness.make { $0.minimumSegmentSize = 128 * 1024 }
         let name = "appears-\(size)-\(connections).bin"
-        let url = harness.origin.serve("/\(name)", size: size)
-        // Each response lasts a second and a half: the file appears at its name while the body arrives (held in
-        // memory if it is small).
-        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
-        let id = try await harness.manager.add(url, options: .init(connections: connections))
-        try await harness.waitForProgress(id, atLeast: Int64(size / 3))
+        // The file appears at its name while the body arrives.
+        let id = try await Self.arriving(harness, name, size: size, options: .init(connections: connections))
         let destination = harness.directory.url.appendingPathComponent(name)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         try Self.mine.write(to: destination)
@@ -181,14 +192,11 @@ extension ExistingFileTests {
         let harness = try await Harness.make()
         let name = "replaced-\(named).bin"
         let size = 600_000
-        let url = harness.origin.serve("/\(name)", size: size)
-        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
         let destination = harness.directory.url.appendingPathComponent(name)
         let id =
             named
-            ? try await harness.manager.add(url, to: .file(destination))
-            : try await harness.manager.add(url, options: .init(existingFile: .replace))
-        try await harness.waitForProgress(id, atLeast: Int64(size / 3))
+            ? try await Self.arriving(harness, name, size: size, into: destination)
+            : try await Self.arriving(harness, name, size: size, options: .init(existingFile: .replace))
         try Self.mine.write(to: destination)
         #expect(try await harness.manager.wait(for: id) == destination)
         expectContent(destination, size: size)
