@@ -95,15 +95,20 @@ public final class PostgresServer: @unchecked Sendable {
             psql, ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-A", "-t", "-q", "-c", statement])
     }
 
-    /// Runs `executable` (as the `postgres` user with `asPostgres`) to the end; returns what it printed.
+    /// Runs `executable` (as the `postgres` user with `asPostgres`) to the end, killed after 3 minutes (a `psql`
+    /// waiting on a lock or a stopped server would wait for ever); returns what it printed.
     ///
     /// With `posix_spawn` and `waitpid`, not `Process`: the server `pg_ctl` starts inherits descriptors, and
     /// Foundation's `Process` then never sees its child end.
     @discardableResult
     private static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = false) throws -> String {
+        let bounded =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/timeout")
+            ? ["/usr/bin/timeout", "-s", "KILL", "180"] : []
         let command =
-            asPostgres
-            ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
+            bounded
+            + (asPostgres
+                ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("haul-pg-\(UUID().uuidString)")
         let outputPath = scratch.path + ".out"
         let errorPath = scratch.path + ".err"

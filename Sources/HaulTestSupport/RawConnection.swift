@@ -25,6 +25,9 @@ public final class RawConnection: @unchecked Sendable {
             close(descriptor)
             throw RawConnectionError(reason: "cannot connect to port \(port)")
         }
+        // A server that stops reading without closing makes a send fail after 10 s, never wait for ever.
+        var bound = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends `text` as UTF-8; false if the connection refused it (closed or reset).
@@ -33,7 +36,7 @@ public final class RawConnection: @unchecked Sendable {
         try await send(Array(text.utf8))
     }
 
-    /// Sends `bytes`; false if the connection refused them (closed or reset).
+    /// Sends `bytes`; false if the connection refused them (closed or reset), or took none for 10 s.
     @discardableResult
     public func send(_ bytes: [UInt8]) async throws -> Bool {
         let descriptor = descriptor

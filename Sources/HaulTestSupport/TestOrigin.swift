@@ -109,6 +109,8 @@ public final class TestOrigin: Sendable {
         var dropGeneration = 0
         /// The address each connection came from, by number.
         var peers: [Int: String] = [:]
+        /// The connections open now, by number: closed under their responses by a ``stop()`` that would wait too long.
+        var open: [Int: any Channel] = [:]
     }
 
     /// Closes every response body under way (after the bytes already written), as a network that drops them.
@@ -176,12 +178,18 @@ public final class TestOrigin: Sendable {
     /// Stops accepting, closes the listening socket and ends every connection.
     ///
     /// The accept loop is not cancelled from outside: it drains the connections accepted before the close, then
-    /// cancels the responses still running.
+    /// cancels the responses still running. A response waiting to write to a client that stopped reading does not end
+    /// by cancellation: after 5 s, the connections still open are closed under their responses.
     public func stop() async {
         stopping.set()
         try? await channel.channel.close()
-        let task = serverTask.withLock { $0 }
-        await task?.value
+        guard let task = serverTask.withLock({ $0 }) else { return }
+        let closer = Task {
+            try await Task.sleep(for: .seconds(5))
+            for connection in self.state.withLock({ Array($0.open.values) }) { connection.close(promise: nil) }
+        }
+        await task.value
+        closer.cancel()
     }
 
     // MARK: - Set-up
@@ -279,7 +287,11 @@ public final class TestOrigin: Sendable {
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, Never>, number: Int) async {
         let channel = connection.channel
         let peer = channel.remoteAddress?.ipAddress
-        state.withLock { $0.peers[number] = peer }
+        state.withLock {
+            $0.peers[number] = peer
+            $0.open[number] = channel
+        }
+        defer { state.withLock { $0.open[number] = nil } }
         // Write straight to the channel and wait for each write, so a cut delivers exactly what was counted
         // (closing drops writes that are only queued).
         let write: @Sendable (ByteBuffer) async throws -> Void = { try await channel.writeAndFlush($0) }
@@ -574,32 +586,4 @@ public final class TestOrigin: Sendable {
             origin.state.withLock { $0.activeResponses -= 1 }
         }
     }
-
-    /// `bytes=N-` or `bytes=N-M`; nil for anything else (then the range is ignored, as RFC 9110 allows).
-    static func parseRange(_ header: String, size: Int) -> (start: Int, end: Int?)? {
-        guard header.hasPrefix("bytes=") else { return nil }
-        let spec = header.dropFirst(6)
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-"), let start = Int(spec[..<dash]) else {
-            return nil
-        }
-        let endText = spec[spec.index(after: dash)...]
-        if endText.isEmpty { return (start, nil) }
-        guard let end = Int(endText), end >= start else { return nil }
-        return (start, end)
-    }
-
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-}
-
-/// A flag set once, read from any thread.
-final class StopFlag: Sendable {
-    private let value = Mutex(false)
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
 }

@@ -154,8 +154,9 @@ extension EndToEnd {
             try writer.run()
             let result = try await ChildProcess.run(
                 "haul", ["get", "-q", "-d", directory.path, "-i", fifo, "--state-dir", directory.file("state").path])
-            // A haul that never opened the FIFO leaves the writer waiting for a reader.
-            if writer.isRunning { writer.terminate() }
+            // A haul that never opened the FIFO leaves the writer waiting for a reader (killed: a test process's
+            // children may inherit blocked signals, SIGTERM among them).
+            if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
             writer.waitUntilExit()
             #expect(result.status == 0, "\(result.error)")
             #expect(TestContent.firstMismatch(try #require(directory.contents("f0.bin")), size: 70_000) == nil)

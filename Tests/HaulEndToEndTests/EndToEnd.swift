@@ -11,7 +11,7 @@ import Darwin
 /// Every end-to-end suite runs inside this one, one test at a time: they start real processes and servers, and
 /// several at once on a small machine would turn timing assertions (bytes in flight at a SIGKILL, redraw rates)
 /// into measurements of the machine's load.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 enum EndToEnd {}
 
 extension EndToEnd {

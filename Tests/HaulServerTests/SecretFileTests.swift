@@ -53,11 +53,12 @@ struct SecretFileTests {
                     closedir(stream)
                 }
             }
+            // Stopped however this round ends: a watcher left spinning would take a core from every other test.
+            defer { stop.set() }
             watcher.start()
             while !watching.isSet { try await Task.sleep(for: .milliseconds(1)) }
             _ = try SecretFile.secret(in: state)
             try await Task.sleep(for: .milliseconds(2))
-            stop.set()
         }
         #expect(seen.withLock { $0 }.isEmpty, "\(seen.withLock { $0.prefix(5) })")
     }
