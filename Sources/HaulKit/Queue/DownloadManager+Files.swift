@@ -117,6 +117,13 @@ extension DownloadManager {
         } else {
             record.transfer.durableBytes = 0
         }
+        if let destination = record.destinationPath {
+            // The file at its name now is the one its runs may replace (a completed download run again replaces its
+            // changed file), and no other: one that appears there later, while it runs or is paused, is someone
+            // else's (`DownloadJob.ownFileAtStart()`).
+            record.fingerprint?.identity =
+                FileFingerprint.of(path: destination)?.identity ?? FileFingerprint.nothingThere
+        }
         record.state = .queued
         record.updatedAt = Date()
         records[id] = record

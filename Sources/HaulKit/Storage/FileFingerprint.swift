@@ -21,6 +21,10 @@ struct FileFingerprint: Sendable, Equatable {
     /// this.
     var verification: DownloadVerification?
 
+    /// The identity a reopened download's fingerprint takes when nothing was at its name then (no `device:inode`
+    /// reads so): no file that appears there later is taken for the one its run may replace.
+    static let nothingThere = "-"
+
     /// How the file on disk compares with its fingerprint.
     enum Comparison: Sendable, Equatable {
         /// Same size, modification time and identity.

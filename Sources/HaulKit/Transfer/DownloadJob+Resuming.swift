@@ -230,16 +230,19 @@ extension DownloadJob {
     }
 
     /// The identity of the file at the destination now, if it is the download's own, which it may replace whatever
-    /// its options: the file of a completed download run again (its file changed, or it is fetched anew, and replaces
-    /// what is there, as documented), whose record still has the fingerprint of the file it fetched (a placement that
-    /// failed leaves a stand-in without an identity, or none); or, after a run cut short, a small file of the recorded
-    /// size put in place before its completion was recorded (a held body's record, with nothing at its part path: a
-    /// failed placement records its part data dropped). Nil for anything else: a file there is someone else's.
+    /// its options: the file that was at the name of a completed download when it was run again (its file changed,
+    /// or it is fetched anew, and replaces what was there, as documented), whose identity its reopened record keeps
+    /// (nothing, when the name was free then; a placement that failed leaves a stand-in without an identity); or,
+    /// after a run cut short, a small file of the recorded size put in place before its completion was recorded (a
+    /// held body's record, with nothing at its part path: a failed placement records its part data dropped). Nil for
+    /// anything else: a file there is someone else's, even one put there while the download was paused.
     func ownFileAtStart() -> String? {
         guard let destination = record.destinationPath, let found = FileFingerprint.of(path: destination) else {
             return nil
         }
-        if let completed = record.fingerprint, !completed.identity.isEmpty, !completed.keptNotFetched {
+        if let completed = record.fingerprint, !completed.identity.isEmpty, !completed.keptNotFetched,
+            found.identity == completed.identity
+        {
             return found.identity
         }
         let transfer = record.transfer
@@ -259,10 +262,11 @@ extension DownloadJob {
         else { return false }
         // A journal left beside it is of no more use.
         if let journal = record.journalPath { try? FileSystem.removeFile(journal) }
+        // The SHA-256 recorded before the rename, if it was (its stand-in fingerprint, which has no identity yet).
+        let placing = record.fingerprint.flatMap { $0.identity.isEmpty ? $0 : nil }
         if FileSystem.entry(at: partPath) == .regularFile(size: total) {
-            // A file that appeared at the destination meanwhile stays, unless the options replace it. The SHA-256
-            // is this file's only if its placement failed (its stand-in fingerprint, which has no identity yet).
-            let placing = record.fingerprint.flatMap { $0.identity.isEmpty ? $0 : nil }
+            // A file that appeared at the destination meanwhile stays, unless the options replace it (or it holds
+            // these very bytes).
             do {
                 try await onBlockingPool { [replacing] in
                     try replacing.check(destination, size: total, sha256: placing?.sha256, partPath: partPath)
@@ -274,15 +278,13 @@ extension DownloadJob {
             }
             try FileSystem.rename(partPath, to: destination)
             FileSystem.syncDirectory(FileSystem.parent(of: destination))
-            if var placed = FileFingerprint.of(path: destination), let placing {
-                // The file in place, as any completion records it (not the stand-in, which would read as changed).
-                placed.sha256 = placing.sha256
-                placed.verification = placing.verification
-                record.fingerprint = placed
-            }
+            recordPlaced(placing, at: destination)
             return true
         }
         if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
+            // Renamed before the crash, as its size says (its bytes are not read: the finalizing record does not keep
+            // their SHA-256).
+            recordPlaced(placing, at: destination)
             return true
         }
         // Neither is as it was left: start again.
@@ -290,5 +292,14 @@ extension DownloadJob {
         record.transfer.hasPartData = false
         try await perform(machine.recordChanged(.partDataDropped))
         return false
+    }
+
+    /// Records the file now at `destination` as the one placed (not the stand-in, which would read as changed), with
+    /// the digests and verification recorded before its rename.
+    private mutating func recordPlaced(_ placing: FileFingerprint?, at destination: String) {
+        guard let placing, var placed = FileFingerprint.of(path: destination) else { return }
+        placed.sha256 = placing.sha256
+        placed.verification = placing.verification
+        record.fingerprint = placed
     }
 }

@@ -241,10 +241,13 @@ extension ExistingFileTests {
         #expect(await harness.manager.checkCompletedFile(again) == .reopened)
         try await harness.waitForProgress(again, atLeast: Int64(size / 3))
         try Self.mine.write(to: file)
-        // A small file (held in memory), and a file of its very size, other bytes, at its name.
+        // A small file (held in memory), and a file of its very size, other bytes, at its name: from an origin of its
+        // own, whose response also lasts a second and a half.
         let smallSize = 30_000
-        let small = try await harness.manager.add(harness.origin.serve("/same-size.bin", size: smallSize))
-        try await harness.waitForProgress(small, atLeast: 1)
+        let slow = try await TestOrigin.start()
+        slow.setFaults { $0.bytesPerSecond = smallSize * 2 / 3 }
+        let small = try await harness.manager.add(slow.serve("/same-size.bin", size: smallSize))
+        try await harness.waitForProgress(small, atLeast: Int64(smallSize / 3))
         let smallFile = harness.directory.url.appendingPathComponent("same-size.bin")
         let sameSize = Data(repeating: 0x42, count: smallSize)
         try sameSize.write(to: smallFile)
@@ -252,6 +255,7 @@ extension ExistingFileTests {
             await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
         }
         harness.origin.setFaults { $0.bytesPerSecond = nil }
+        slow.setFaults { $0.bytesPerSecond = nil }
         for round in ["resumed", "restarted"] {
             if round == "restarted" {
                 await harness.manager.shutdown()
@@ -264,6 +268,41 @@ extension ExistingFileTests {
             #expect(try Data(contentsOf: file) == Self.mine, "\(round)")
             #expect(try Data(contentsOf: smallFile) == sameSize, "\(round)")
         }
+        await harness.shutdown()
+        await slow.stop()
+    }
+}
+
+extension ExistingFileTests {
+    @Test(
+        "a completed download fetched again after its file was deleted takes no file put at its name while it is paused for its own: refused at the resume, it completes from its part file once the file is moved away"
+    )
+    func appearedWhilePausedIsNotOwn() async throws {
+        let harness = try await Harness.make()
+        let size = 600_000
+        let url = harness.origin.serve("/paused-again.bin", size: size)
+        let id = try await harness.manager.add(url)
+        let file = try await harness.manager.wait(for: id)
+        try FileManager.default.removeItem(at: file)
+        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        #expect(await harness.manager.checkCompletedFile(id) == .reopened)
+        #expect(try await waitForFile(file.path + ".part", atLeast: size / 3))
+        try await harness.manager.pause(id)
+        try await harness.waitForState(id, .paused)
+        try Self.mine.write(to: file)
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        try await harness.manager.resume(id)
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
+        #expect(try Data(contentsOf: file) == Self.mine, "the user's file replaced")
+        let error = await harness.manager.snapshot(id)?.lastError
+        #expect(error?.code == .destinationInUse, "\(String(describing: error))")
+        let requests = harness.origin.requests(to: "/paused-again.bin").count
+
+        try FileManager.default.removeItem(at: file)
+        try await harness.manager.resume(id)
+        #expect(try await harness.manager.wait(for: id) == file)
+        expectContent(file, size: size)
+        #expect(harness.origin.requests(to: "/paused-again.bin").count == requests, "its part file fetched again")
         await harness.shutdown()
     }
 }
