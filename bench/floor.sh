@@ -2,7 +2,8 @@
 # Where the small-file gap to curl comes from (issue 17): W2's lists fetched by Haul, by AsyncHTTPClient alone (the
 # floor under Haul: bench/floor, the client configured as Haul's transport, bodies streamed into files, nothing
 # recorded, nothing synced), the floor with one `syncfs` at the end, curl, and curl with `sync -f` at the end, the
-# tools alternating within every run, on a fresh journaled ext4 (bench_scratch), every output verified.
+# tools alternating within every run, each measurement on a fresh journaled ext4 (bench_scratch), every output
+# verified.
 # Usage: bench/floor.sh        RUNS=3  JOBS=16  HAUL= (a haul binary built before; default: a release build of the
 #                              work tree)  CASES="w2-64k w2-4k"
 # Writes bench/results/floor-<date>-<HHMM>.csv (one row per run; the tool column: haul, floor, floor+sync, curl,
@@ -36,7 +37,6 @@ fetch_curl()       { awk -v d="$2" '{ n = split($0, p, "/"); print "url = \"" $0
                      curl -sS --fail --parallel --parallel-max "$JOBS" -K "$2.cfg"; }
 fetch_curl_sync()  { fetch_curl "$1" "$2" && sync -f "$2"; }
 
-SCRATCH=$(bench_scratch "$BENCH_DIR/floor-out")
 for dir in $CASES; do
     case $dir in
         w2-64k) count=2000 kib=64 ;;
@@ -47,6 +47,10 @@ for dir in $CASES; do
     expected=$(bench_file_list "$dir" "$count" "$BENCH_DIR/$dir.list")
     for run in $(seq "$RUNS"); do
         for tool in haul floor floor+sync curl curl+sync; do
+            # A fresh file system for each measurement: in one kept for a whole run, a tool's time grew with what the
+            # tools before it had written and deleted (Haul's 64 KiB lists: 0.62, 0.94, 1.54 s in one; 0.62-0.79 s
+            # in fresh ones; bench/RESULTS.md, session 54), so the figures depended on the order of the measurements.
+            SCRATCH=$(bench_scratch "$BENCH_DIR/floor-out")
             target="$SCRATCH/$dir-$tool-$run"
             mkdir -p "$target"
             # Nothing left to write back from the tool before (not timed): a flush would write its files too.
