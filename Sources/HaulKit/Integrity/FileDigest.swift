@@ -27,7 +27,7 @@ enum FileDigest {
     private static func hash(
         _ path: String, _ algorithms: [Checksum.Algorithm]
     ) throws(DownloadError) -> (fingerprint: FileFingerprint, digests: [Checksum.Algorithm: String]) {
-        // Never blocking in the open: a FIFO put at the name reads as empty instead of waiting for a writer.
+        // Never blocking in the open: a FIFO put at the name fails to read instead of waiting for a writer.
         let fd = PartFile.retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard fd >= 0 else { throw .fileSystem(errno: errno, path: path, operation: "open") }
         defer { _ = systemClose(fd) }

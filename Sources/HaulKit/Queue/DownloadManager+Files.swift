@@ -117,12 +117,16 @@ extension DownloadManager {
         } else {
             record.transfer.durableBytes = 0
         }
-        if let destination = record.destinationPath {
+        if let destination = record.destinationPath, let completed = record.fingerprint {
             // The file at its name now is the one its runs may replace (a completed download run again replaces its
             // changed file), and no other: one that appears there later, while it runs or is paused, is someone
             // else's (`DownloadJob.ownFileAtStart()`).
-            record.fingerprint?.identity =
-                FileFingerprint.of(path: destination)?.identity ?? FileFingerprint.nothingThere
+            let identity = FileFingerprint.of(path: destination)?.identity ?? FileFingerprint.nothingThere
+            if identity != completed.identity {
+                // Another file, even of the same size and time (`cp -p`): never taken for the one completed unread.
+                record.fingerprint?.modified = 0
+                record.fingerprint?.identity = identity
+            }
         }
         record.state = .queued
         record.updatedAt = Date()

@@ -282,10 +282,18 @@ extension DownloadJob {
             return true
         }
         if FileSystem.entry(at: partPath) == .none, FileSystem.entry(at: destination) == .regularFile(size: total) {
-            // Renamed before the crash, as its size says (its bytes are not read: the finalizing record does not keep
-            // their SHA-256).
-            recordPlaced(placing, at: destination)
-            return true
+            // Renamed before the crash, as its size says. When a failed placement recorded the SHA-256 of the bytes
+            // (a crash leaves none: the finalizing record does not keep it), the file must have it too: a file of
+            // the same size put there, its part file deleted, is not taken for the download.
+            guard let sha256 = placing?.sha256 else { return true }
+            let found = try? await onBlockingPool { try FileDigest.sha256(ofFileAt: destination) }
+            if found == sha256 {
+                recordPlaced(placing, at: destination)
+                return true
+            }
+            logger.notice(
+                "the file at the destination is not the download's; fetching it again",
+                metadata: ["path": "\(destination)"])
         }
         // Neither is as it was left: start again.
         record.transfer.finalizing = false

@@ -4,6 +4,12 @@ import Testing
 
 @testable import HaulKit
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 @Suite("A file already at the destination")
 struct ExistingFileTests {
     static let mine = Data("the user's own file\n".utf8)
@@ -242,10 +248,10 @@ extension ExistingFileTests {
         try await harness.waitForProgress(again, atLeast: Int64(size / 3))
         try Self.mine.write(to: file)
         // A small file (held in memory), and a file of its very size, other bytes, at its name: from an origin of its
-        // own, whose response also lasts a second and a half.
+        // own, whose response sends its first 16 KiB at once and the rest after more than 3 s.
         let smallSize = 30_000
         let slow = try await TestOrigin.start()
-        slow.setFaults { $0.bytesPerSecond = smallSize * 2 / 3 }
+        slow.setFaults { $0.bytesPerSecond = smallSize / 6 }
         let small = try await harness.manager.add(slow.serve("/same-size.bin", size: smallSize))
         try await harness.waitForProgress(small, atLeast: Int64(smallSize / 3))
         let smallFile = harness.directory.url.appendingPathComponent("same-size.bin")
@@ -284,9 +290,10 @@ extension ExistingFileTests {
         let id = try await harness.manager.add(url)
         let file = try await harness.manager.wait(for: id)
         try FileManager.default.removeItem(at: file)
-        harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
+        // Its response stops half-way until it is paused.
+        harness.origin.holdFirstResponse(at: size / 2)
         #expect(await harness.manager.checkCompletedFile(id) == .reopened)
-        #expect(try await waitForFile(file.path + ".part", atLeast: size / 3))
+        #expect(try await waitForFile(file.path + ".part", atLeast: size / 4))
         try await harness.manager.pause(id)
         try await harness.waitForState(id, .paused)
         try Self.mine.write(to: file)
@@ -303,6 +310,57 @@ extension ExistingFileTests {
         #expect(try await harness.manager.wait(for: id) == file)
         expectContent(file, size: size)
         #expect(harness.origin.requests(to: "/paused-again.bin").count == requests, "its part file fetched again")
+        await harness.shutdown()
+    }
+}
+
+extension ExistingFileTests {
+    @Test(
+        "a completed file replaced by another of the same size and time (as cp -p leaves it) is read when the download runs again, and fetched again since its bytes differ"
+    )
+    func sameSizeAndTimeIsRead() async throws {
+        let harness = try await Harness.make()
+        let size = 40_000
+        let url = harness.origin.serve("/copied.bin", size: size)
+        let id = try await harness.manager.add(url)
+        let file = try await harness.manager.wait(for: id)
+        var completed = stat()
+        #expect(lstat(file.path, &completed) == 0)
+        // Another inode, other bytes, the very size and time (to the nanosecond).
+        try Data(repeating: 0x44, count: size).write(to: file, options: .atomic)
+        #if canImport(Darwin)
+        var times = [completed.st_atimespec, completed.st_mtimespec]
+        #else
+        var times = [completed.st_atim, completed.st_mtim]
+        #endif
+        #expect(utimensat(AT_FDCWD, file.path, &times, 0) == 0)
+        #expect(await harness.manager.checkCompletedFile(id) == .reopened)
+        #expect(try await harness.manager.wait(for: id) == file)
+        expectContent(file, size: size)
+        #expect(harness.origin.requests(to: "/copied.bin").count == 2)
+        await harness.shutdown()
+    }
+
+    @Test(
+        "a file of the download's very size at its name, after its placement was refused and its part file deleted, is not taken for the download: the resume fetches it again and leaves the file"
+    )
+    func sameSizeFileAfterPartDeleted() async throws {
+        let harness = try await Harness.make()
+        let size = 600_000
+        let name = "part-deleted.bin"
+        let id = try await Self.arriving(harness, name, size: size)
+        let destination = harness.directory.url.appendingPathComponent(name)
+        let theirs = Data(repeating: 0x43, count: size)
+        try theirs.write(to: destination)
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
+        try FileManager.default.removeItem(atPath: destination.path + ".part")
+        harness.origin.setFaults { $0.bytesPerSecond = nil }
+        let requests = harness.origin.requests(to: "/\(name)").count
+        try await harness.manager.resume(id)
+        await #expect(throws: DownloadError.self) { try await harness.manager.wait(for: id) }
+        #expect(try Data(contentsOf: destination) == theirs, "the user's file replaced")
+        #expect(await harness.manager.snapshot(id)?.state == .failed)
+        #expect(harness.origin.requests(to: "/\(name)").count == requests + 1, "not fetched again")
         await harness.shutdown()
     }
 }
