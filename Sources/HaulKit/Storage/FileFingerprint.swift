@@ -13,7 +13,8 @@ struct FileFingerprint: Sendable, Equatable {
     var size: Int64
     /// The modification time, in nanoseconds since 1970.
     var modified: Int64
-    /// `device:inode`.
+    /// `device:inode`. Once a completed download is queued again, the file at its name then (``nothingThere`` if
+    /// none): the one file its run may replace whatever its options (`DownloadJob.ownFileAtStart()`).
     var identity: String
     /// Lowercase hexadecimal; nil where it was not computed (a download completed by an earlier version of Haul).
     var sha256: String?

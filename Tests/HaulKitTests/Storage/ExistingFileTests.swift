@@ -29,6 +29,12 @@ struct ExistingFileTests {
         return id
     }
 
+    /// Adds `name` (of `size` bytes) and returns it once completed, with its file.
+    static func completed(_ harness: Harness, _ name: String, size: Int) async throws -> (id: DownloadID, file: URL) {
+        let id = try await harness.manager.add(harness.origin.serve("/\(name)", size: size))
+        return (id, try await harness.manager.wait(for: id))
+    }
+
     /// Puts the user's file at `name` in the harness directory.
     static func place(_ harness: Harness, _ name: String) throws -> URL {
         let url = harness.directory.url.appendingPathComponent(name)
@@ -217,9 +223,7 @@ extension ExistingFileTests {
     func changedCompletedFileIsReplaced() async throws {
         let harness = try await Harness.make()
         for size in [40_000, 600_000] {
-            let url = harness.origin.serve("/edited-\(size).bin", size: size)
-            let id = try await harness.manager.add(url)
-            let file = try await harness.manager.wait(for: id)
+            let (id, file) = try await Self.completed(harness, "edited-\(size).bin", size: size)
             // Written to a new file and renamed over it: another inode at the name.
             try Data(repeating: 0x41, count: size + 10).write(to: file, options: .atomic)
             #expect(await harness.manager.checkCompletedFile(id) == .reopened)
@@ -239,9 +243,7 @@ extension ExistingFileTests {
         var harness = try await Harness.make()
         // A completed download whose file was deleted, fetched again.
         let size = 600_000
-        let url = harness.origin.serve("/again.bin", size: size)
-        let again = try await harness.manager.add(url)
-        let file = try await harness.manager.wait(for: again)
+        let (again, file) = try await Self.completed(harness, "again.bin", size: size)
         try FileManager.default.removeItem(at: file)
         harness.origin.setFaults { $0.bytesPerSecond = size * 2 / 3 }
         #expect(await harness.manager.checkCompletedFile(again) == .reopened)
@@ -286,9 +288,7 @@ extension ExistingFileTests {
     func appearedWhilePausedIsNotOwn() async throws {
         let harness = try await Harness.make()
         let size = 600_000
-        let url = harness.origin.serve("/paused-again.bin", size: size)
-        let id = try await harness.manager.add(url)
-        let file = try await harness.manager.wait(for: id)
+        let (id, file) = try await Self.completed(harness, "paused-again.bin", size: size)
         try FileManager.default.removeItem(at: file)
         // Its response stops half-way until it is paused.
         harness.origin.holdFirstResponse(at: size / 2)
@@ -321,9 +321,7 @@ extension ExistingFileTests {
     func sameSizeAndTimeIsRead() async throws {
         let harness = try await Harness.make()
         let size = 40_000
-        let url = harness.origin.serve("/copied.bin", size: size)
-        let id = try await harness.manager.add(url)
-        let file = try await harness.manager.wait(for: id)
+        let (id, file) = try await Self.completed(harness, "copied.bin", size: size)
         var completed = stat()
         #expect(lstat(file.path, &completed) == 0)
         // Another inode, other bytes, the very size and time (to the nanosecond).
